@@ -1,0 +1,33 @@
+/* The thread pointer on x86_64 is the %fs base.  glibc's TCB header keeps a
+   copy of it in its first word, so reading %fs:0 is a plain load.  */
+#ifndef XP_ARCH_THREAD_POINTER_H
+#define XP_ARCH_THREAD_POINTER_H
+
+/* x86_64 places static TLS below the thread pointer (TLS variant II).  */
+#define XP_TLS_VARIANT_II 1
+
+/* The stack grows down; the clone trampoline wants 16-byte alignment.  */
+#define XP_STACK_ALIGN 16
+
+static inline void *
+xp_thread_pointer (void)
+{
+  void *tp;
+  __asm__ ("mov %%fs:0, %0" : "=r" (tp));
+  return tp;
+}
+
+/* Byte offsets in glibc's x86_64 tcbhead_t; this header is ABI (GCC emits
+   %fs:0x28 for the stack protector), so the offsets are fixed.  */
+#define XP_TCB_OFF_TCB 0
+#define XP_TCB_OFF_DTV 8
+#define XP_TCB_OFF_SELF 16
+#define XP_TCB_OFF_MULTIPLE_THREADS 24
+#define XP_TCB_OFF_STACK_GUARD 40
+#define XP_TCB_OFF_POINTER_GUARD 48
+#define XP_TCB_OFF_FEATURE_1 72
+
+/* The rseq registration signature glibc and the kernel agree on.  */
+#define XP_RSEQ_SIG 0x53053053
+
+#endif

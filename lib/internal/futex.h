@@ -1,0 +1,38 @@
+/* Thin futex(2) wrappers.  Results are the kernel's (0 or -errno).  */
+#ifndef XP_INTERNAL_FUTEX_H
+#define XP_INTERNAL_FUTEX_H
+
+#include "common.h"
+#include <linux/futex.h>
+#include <time.h>
+
+/* Wait while *word == expected.  private_ selects FUTEX_PRIVATE_FLAG: only
+   words the kernel itself wakes (the CLONE_CHILD_CLEARTID tid word) or
+   words shared between processes need a shared wait.  */
+static inline int
+xp_futex_wait (int *word, int expected, bool private_)
+{
+  int op = FUTEX_WAIT | (private_ ? FUTEX_PRIVATE_FLAG : 0);
+  return (int) xp_syscall4 (SYS_futex, word, op, expected, 0);
+}
+
+/* Wait with an absolute timeout measured on clock (CLOCK_REALTIME or
+   CLOCK_MONOTONIC); abstime NULL waits for ever.  */
+static inline int
+xp_futex_wait_abs (int *word, int expected, clockid_t clock,
+                   const struct timespec *abstime, bool private_)
+{
+  int op = FUTEX_WAIT_BITSET | (private_ ? FUTEX_PRIVATE_FLAG : 0)
+           | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+  return (int) xp_syscall6 (SYS_futex, (long) word, op, expected,
+                            (long) abstime, 0, FUTEX_BITSET_MATCH_ANY);
+}
+
+static inline int
+xp_futex_wake (int *word, int count, bool private_)
+{
+  int op = FUTEX_WAKE | (private_ ? FUTEX_PRIVATE_FLAG : 0);
+  return (int) xp_syscall3 (SYS_futex, (long) word, op, count);
+}
+
+#endif

@@ -1,0 +1,148 @@
+/* The thread descriptor.  A pthread_t is a pointer to one of these.
+
+   Raw threads (started by clone) keep their descriptor inside their own
+   mmap block, between the stack and the static TLS area:
+
+     low  [guard][stack ............][descriptor][static TLS][glibc TCB] high
+                                                             ^ thread pointer
+
+   Threads xpthread did not start (the main thread, threads glibc creates
+   for SIGEV_THREAD timers) are adopted on first use and get a descriptor of
+   their own outside any block.  */
+#ifndef XP_INTERNAL_THREAD_H
+#define XP_INTERNAL_THREAD_H
+
+#include "common.h"
+#include "lock.h"
+#include <pthread.h>
+#include <resolv.h>
+#include <signal.h>
+
+/* Thread-specific data: glibc's limits, two levels so that a thread using
+   few keys touches one small block.  */
+#define XP_KEYS_MAX 1024
+#define XP_KEYS_PER_BLOCK 32
+#define XP_KEY_BLOCKS (XP_KEYS_MAX / XP_KEYS_PER_BLOCK)
+#define XP_DESTRUCTOR_ITERATIONS 4
+
+struct xp_tsd_slot
+{
+  uintptr_t seq;   /* the key's generation when value was stored */
+  void *value;
+};
+
+enum xp_thread_kind
+{
+  XP_THREAD_RAW,      /* started by xp_arch_clone, block owned by xpthread */
+  XP_THREAD_HOSTED,   /* started through glibc's pthread_create */
+  XP_THREAD_ADOPTED   /* started by someone else, descriptor made on use */
+};
+
+/* Bits of join_state.  Exactly one party releases an exited thread's
+   resources: the joiner; or, for a detached thread, whichever of the thread
+   (at exit) and pthread_detach (after exit) comes second.  */
+#define XP_JOIN_DETACHED 1u
+#define XP_JOIN_JOINING 2u
+#define XP_JOIN_EXITED 4u
+
+struct xp_thread
+{
+  /* The kernel writes the tid here at clone (CLONE_PARENT_SETTID) and
+     clears it, with a futex wake, when the thread is gone
+     (CLONE_CHILD_CLEARTID).  Zero means the stack is free to reuse.  */
+  int tid;
+  unsigned join_state;
+  /* Held across the transition to exited, so that pthread_kill never
+     signals a tid the kernel may already have handed to another thread.  */
+  xp_lock_t exit_lock;
+  enum xp_thread_kind kind;
+
+  void *(*start_routine) (void *);
+  void *arg;
+  void *result;
+
+  /* Raw threads: the glibc thread control block (the thread pointer) and
+     the memory around it.  */
+  void *tp;
+  void *map_base;
+  size_t map_size;
+  void *stack_base;        /* lowest usable stack byte */
+  size_t stack_size;
+  size_t guard_size;
+  bool user_stack;
+
+  /* Set by the creator, consumed by the new thread before user code.  */
+  sigset_t start_sigmask;
+  int start_gate;          /* futex: 0 wait, 1 run, 2 give up */
+  bool gated;
+
+  struct xp_tsd_slot tsd_first[XP_KEYS_PER_BLOCK];
+  struct xp_tsd_slot *tsd_blocks[XP_KEY_BLOCKS];
+  bool tsd_used;
+
+  /* The thread this one is waiting to join, to refuse a join cycle.  */
+  struct xp_thread *joining;
+
+  /* Every live thread is on one list (fork, set*id, debugging).  */
+  struct xp_thread *next;
+  struct xp_thread *prev;
+  /* Stack cache and reclaim lists.  */
+  struct xp_thread *cache_next;
+
+  /* Per-thread resolver state; glibc's __resp points here.  */
+  struct __res_state resolver;
+
+  /* Hosted threads: glibc's handle.  */
+  pthread_t host;
+};
+
+/* The calling thread's descriptor; NULL until the thread is started or
+   adopted.  Initial-exec so that the lookup is one %fs-relative load.  */
+extern __thread struct xp_thread *xp_self_ptr
+  __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
+
+struct xp_thread *xp_adopt_current (void) XP_HIDDEN;
+bool xp_is_main_thread (const struct xp_thread *t) XP_HIDDEN;
+
+static inline struct xp_thread *
+xp_self (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_unlikely (self == NULL))
+    self = xp_adopt_current ();
+  return self;
+}
+
+/* Thread list.  */
+void xp_thread_list_add (struct xp_thread *t) XP_HIDDEN;
+void xp_thread_list_remove (struct xp_thread *t) XP_HIDDEN;
+extern xp_lock_t xp_thread_list_lock XP_HIDDEN;
+extern struct xp_thread *xp_thread_list_head XP_HIDDEN;
+
+/* Number of threads that count for process exit: the main thread plus
+   every live thread xpthread started.  The last one out calls exit(0).  */
+extern int xp_live_threads XP_HIDDEN;
+
+/* True once the thread has passed the point of no return in its exit.  */
+static inline bool
+xp_thread_exited (struct xp_thread *t)
+{
+  return (xp_load_acquire (&t->join_state) & XP_JOIN_EXITED) != 0;
+}
+
+/* Run the thread-specific data destructors of the calling thread.  */
+void xp_tsd_run_destructors (struct xp_thread *self) XP_HIDDEN;
+/* Free second-level TSD blocks (the thread is gone).  */
+void xp_tsd_release (struct xp_thread *t) XP_HIDDEN;
+
+/* Release an exited thread's resources (stack to the cache).  */
+void xp_thread_release (struct xp_thread *t) XP_HIDDEN;
+
+/* End the calling thread with result; never returns.  */
+void xp_thread_exit (void *result) XP_HIDDEN __attribute__ ((noreturn));
+
+/* Default attributes (pthread_setattr_default_np) and process limits.  */
+struct xp_attr;
+void xp_default_attr_get (struct xp_attr *out) XP_HIDDEN;
+
+#endif

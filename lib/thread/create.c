@@ -1,0 +1,190 @@
+/* pthread_create.
+
+   A raw thread is started with every signal blocked, so that no handler
+   runs before its TCB is live; it restores the intended mask itself.  When
+   attributes need the creator to act on the new thread before it runs
+   user code (explicit scheduling, CPU affinity), the thread waits at a
+   start gate: the creator applies them and opens the gate, or, if the
+   kernel refuses, tells the thread to leave and reports the error, as
+   POSIX wants pthread_create to fail rather than start a thread with the
+   wrong attributes.
+
+   Start gate futex (private): 0 wait, 1 run, 2 leave.  The creator stores
+   1 or 2 and wakes; the thread sleeps only while the word is 0, so the
+   wake cannot be lost.  */
+#define _GNU_SOURCE
+#include "attr.h"
+#include "compat.h"
+#include "export.h"
+#include "stack.h"
+#include "thread.h"
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <xp-clone.h>
+
+#define XP_CLONE_FLAGS \
+  (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD \
+   | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID \
+   | CLONE_CHILD_CLEARTID)
+
+enum { GATE_WAIT, GATE_RUN, GATE_LEAVE };
+
+static void
+set_signal_mask (const sigset_t *mask, sigset_t *old)
+{
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, mask, old, _NSIG / 8);
+}
+
+static bool
+wait_at_gate (struct xp_thread *self)
+{
+  int gate;
+  while ((gate = xp_load_acquire (&self->start_gate)) == GATE_WAIT)
+    xp_futex_wait (&self->start_gate, GATE_WAIT, true);
+  return gate == GATE_RUN;
+}
+
+static long
+thread_main (void *arg)
+{
+  struct xp_thread *self = arg;
+  xp_self_ptr = self;
+  xp_compat_thread_start (self);
+  if (self->gated && !wait_at_gate (self))
+    return 0;
+  set_signal_mask (&self->start_sigmask, NULL);
+  xp_thread_exit (self->start_routine (self->arg));
+}
+
+static int
+apply_scheduling (struct xp_thread *t, const struct xp_attr *a)
+{
+  if (a->flags & XP_ATTR_EXPLICIT_SCHED)
+    {
+      struct sched_param param = { .sched_priority = a->priority };
+      long rc = xp_syscall3 (SYS_sched_setscheduler, t->tid, a->policy,
+                             &param);
+      if (rc < 0)
+        return (int) -rc;
+    }
+  if (a->ext != NULL && a->ext->cpuset != NULL)
+    {
+      long rc = xp_syscall3 (SYS_sched_setaffinity, t->tid,
+                             a->ext->cpuset_size, a->ext->cpuset);
+      if (rc < 0)
+        return (int) -rc;
+    }
+  return 0;
+}
+
+static bool
+needs_gate (const struct xp_attr *a)
+{
+  return (a->flags & XP_ATTR_EXPLICIT_SCHED)
+         || (a->ext != NULL && a->ext->cpuset != NULL);
+}
+
+/* The thread never ran user code: wait until it is gone, then reclaim.  */
+static void
+abandon_thread (struct xp_thread *t)
+{
+  xp_store_release (&t->start_gate, GATE_LEAVE);
+  xp_futex_wake (&t->start_gate, 1, true);
+  int tid;
+  while ((tid = xp_load_acquire (&t->tid)) != 0)
+    xp_futex_wait (&t->tid, tid, false);
+  xp_block_release (t);
+}
+
+static void
+resolve_attr (const pthread_attr_t *attr, struct xp_attr *out)
+{
+  if (attr == NULL)
+    xp_default_attr_get (out);
+  else
+    *out = *xp_attr (attr);
+  if (out->stack_size == 0)
+    out->stack_size = xp_default_stack_size ();
+}
+
+static void
+prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
+                    void *(*start) (void *), void *arg, const sigset_t *mask)
+{
+  t->kind = XP_THREAD_RAW;
+  t->start_routine = start;
+  t->arg = arg;
+  t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
+  t->gated = needs_gate (a);
+  t->start_sigmask = (a->flags & XP_ATTR_SIGMASK_SET) && a->ext != NULL
+                     ? a->ext->sigmask : *mask;
+}
+
+static int
+create_raw (pthread_t *thread, const struct xp_attr *a,
+            void *(*start) (void *), void *arg)
+{
+  struct xp_thread *t;
+  int err = xp_block_acquire (a, &t);
+  if (err != 0)
+    return err;
+
+  sigset_t all, old;
+  sigfillset (&all);
+  set_signal_mask (&all, &old);
+  prepare_descriptor (t, a, start, arg, &old);
+  char *stack_top = (char *) t->stack_base + t->stack_size;
+  if (!t->user_stack)
+    stack_top = (char *) t;
+  /* Published before the thread runs, which may read it.  */
+  *thread = (pthread_t) t;
+  xp_thread_list_add (t);
+  xp_fetch_add (&xp_live_threads, 1);
+
+  long tid = xp_arch_clone (XP_CLONE_FLAGS, stack_top, &t->tid, &t->tid,
+                            t->tp, thread_main, t);
+  if (tid < 0)
+    {
+      xp_fetch_add (&xp_live_threads, -1);
+      xp_thread_list_remove (t);
+      set_signal_mask (&old, NULL);
+      t->tid = 0;
+      xp_block_release (t);
+      return EAGAIN;
+    }
+  if (t->gated)
+    {
+      err = apply_scheduling (t, a);
+      if (err != 0)
+        {
+          xp_fetch_add (&xp_live_threads, -1);
+          xp_thread_list_remove (t);
+          abandon_thread (t);
+        }
+      else
+        {
+          xp_store_release (&t->start_gate, GATE_RUN);
+          xp_futex_wake (&t->start_gate, 1, true);
+        }
+    }
+  set_signal_mask (&old, NULL);
+  return err;
+}
+
+int
+pthread_create (pthread_t *thread, const pthread_attr_t *attr,
+                void *(*start_routine) (void *), void *arg)
+{
+  struct xp_attr a;
+  resolve_attr (attr, &a);
+  /* Adopt the creator first: its descriptor must exist before any child
+     can look for it (fork handlers, joins of the creator).  */
+  xp_self ();
+  if (xp_mode == XP_MODE_HOSTED)
+    return xp_hosted_start (thread, &a, start_routine, arg);
+  xp_compat_go_multithreaded ();
+  return create_raw (thread, &a, start_routine, arg);
+}
+XP_EXPORT (pthread_create)

@@ -1,0 +1,122 @@
+/* Thread exit: pthread_exit and the return from a start routine.
+
+   Order, as in glibc: C++ thread_local destructors, then thread-specific
+   data destructors; then the thread stops counting as live (the last one
+   out ends the process with exit(0)) and marks itself exited under its
+   exit lock, after which pthread_kill answers ESRCH.  A raw thread's stack
+   is released by its joiner, or for a detached thread once the kernel has
+   cleared its tid, never while the thread still runs on it.  */
+#define _GNU_SOURCE
+#include "compat.h"
+#include "export.h"
+#include "stack.h"
+#include "thread.h"
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+
+static unsigned
+mark_exited (struct xp_thread *self)
+{
+  xp_lock (&self->exit_lock);
+  unsigned old = xp_fetch_or (&self->join_state, XP_JOIN_EXITED);
+  xp_unlock (&self->exit_lock);
+  return old;
+}
+
+static void
+block_all_signals (void)
+{
+  sigset_t all;
+  sigfillset (&all);
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, _NSIG / 8);
+}
+
+static void
+leave_if_last (void)
+{
+  if (xp_fetch_add (&xp_live_threads, -1) == 1)
+    exit (EXIT_SUCCESS);
+}
+
+static __attribute__ ((noreturn)) void
+exit_kernel_thread (void)
+{
+  for (;;)
+    xp_syscall1 (SYS_exit, 0);
+}
+
+static __attribute__ ((noreturn)) void
+exit_hosted (struct xp_thread *self, void *result)
+{
+  xp_thread_list_remove (self);
+  xp_self_ptr = NULL;
+  unsigned old = mark_exited (self);
+  if (old & XP_JOIN_DETACHED)
+    {
+      xp_tsd_release (self);
+      free (self);
+    }
+  else
+    {
+      /* The joiner waits for this, then for glibc's own thread to end,
+         before it frees the descriptor.  */
+      xp_store_release (&self->tid, 0);
+      xp_futex_wake (&self->tid, INT_MAX, false);
+    }
+  xp_hosted_exit (result);
+}
+
+/* The main thread leaves the process running; the kernel clears its tid
+   word at exit so that it can be joined like any other thread.  In hosted
+   mode glibc counts the threads and decides when the process ends.  */
+static __attribute__ ((noreturn)) void
+exit_main (struct xp_thread *self, void *result)
+{
+  xp_thread_list_remove (self);
+  xp_syscall1 (SYS_set_tid_address, &self->tid);
+  mark_exited (self);
+  if (xp_mode == XP_MODE_HOSTED)
+    xp_hosted_exit (result);
+  leave_if_last ();
+  block_all_signals ();
+  exit_kernel_thread ();
+}
+
+static __attribute__ ((noreturn)) void
+exit_raw (struct xp_thread *self)
+{
+  leave_if_last ();
+  block_all_signals ();
+  xp_thread_list_remove (self);
+  unsigned old = mark_exited (self);
+  xp_compat_thread_finish (self);
+  if (old & XP_JOIN_DETACHED)
+    xp_block_release_when_gone (self);
+  exit_kernel_thread ();
+}
+
+void
+xp_thread_exit (void *result)
+{
+  struct xp_thread *self = xp_self ();
+  self->result = result;
+  if (self->kind == XP_THREAD_ADOPTED && !xp_is_main_thread (self))
+    /* A thread glibc started ends through glibc; its descriptor goes with
+       its thread_local destructors.  */
+    xp_hosted_exit (result);
+  xp_compat_call_tls_dtors ();
+  xp_tsd_run_destructors (self);
+  if (self->kind == XP_THREAD_RAW)
+    exit_raw (self);
+  if (self->kind == XP_THREAD_HOSTED)
+    exit_hosted (self, result);
+  exit_main (self, result);
+}
+
+void
+pthread_exit (void *retval)
+{
+  xp_thread_exit (retval);
+}
+XP_EXPORT (pthread_exit)

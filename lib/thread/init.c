@@ -1,0 +1,53 @@
+/* Library start-up and fork.
+
+   At start-up: choose the mode (nptl-compat), adopt the thread running
+   the constructors (the main thread), and register fork handlers.  Around
+   fork the library's locks are held so that the child never inherits one
+   half-taken; in the child only the forking thread exists, so the thread
+   list and the live count start again from it.  */
+#define _GNU_SOURCE
+#include "compat.h"
+#include "stack.h"
+#include "thread.h"
+
+extern int __register_atfork (void (*prepare) (void), void (*parent) (void),
+                              void (*child) (void), void *dso_handle);
+extern void *__dso_handle;
+
+static void
+before_fork (void)
+{
+  /* The child needs the forking thread's descriptor; adopting takes the
+     list lock, so do it before holding it.  */
+  xp_self ();
+  xp_block_cache_lock ();
+  xp_lock (&xp_thread_list_lock);
+}
+
+static void
+after_fork_parent (void)
+{
+  xp_unlock (&xp_thread_list_lock);
+  xp_block_cache_unlock ();
+}
+
+static void
+after_fork_child (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  self->tid = xp_gettid ();
+  self->next = self->prev = NULL;
+  xp_thread_list_head = self;
+  xp_live_threads = 1;
+  xp_unlock (&xp_thread_list_lock);
+  xp_block_cache_unlock_in_child ();
+}
+
+static void __attribute__ ((constructor))
+xp_init (void)
+{
+  xp_compat_init ();
+  xp_self ();
+  __register_atfork (before_fork, after_fork_parent, after_fork_child,
+                     &__dso_handle);
+}

@@ -1,0 +1,138 @@
+/* Joining: pthread_join, pthread_tryjoin_np, pthread_timedjoin_np and
+   pthread_clockjoin_np.
+
+   A thread is finished when its tid word is zero: the kernel clears it,
+   and wakes futex waiters, once the thread no longer runs on its stack
+   (CLONE_CHILD_CLEARTID).  That wake is not a private one, so the wait
+   must be shared (DESIGN.md section 2).  The joiner claims the thread with
+   the JOINING bit first, which makes a second joiner or a detach fail
+   with EINVAL instead of racing for the thread's resources.  */
+#define _GNU_SOURCE
+#include "compat.h"
+#include "export.h"
+#include "stack.h"
+#include "thread.h"
+#include <errno.h>
+#include <stdlib.h>
+
+static int
+claim (struct xp_thread *t)
+{
+  unsigned old = xp_load_acquire (&t->join_state);
+  do
+    if (old & (XP_JOIN_DETACHED | XP_JOIN_JOINING))
+      return EINVAL;
+  while (!xp_cas (&t->join_state, &old, old | XP_JOIN_JOINING));
+  return 0;
+}
+
+static void
+unclaim (struct xp_thread *t)
+{
+  xp_fetch_and (&t->join_state, ~XP_JOIN_JOINING);
+}
+
+static int
+wait_until_gone (struct xp_thread *t, clockid_t clock,
+                 const struct timespec *abstime)
+{
+  int tid;
+  while ((tid = xp_load_acquire (&t->tid)) != 0)
+    if (xp_futex_wait_abs (&t->tid, tid, clock, abstime, false) == -ETIMEDOUT)
+      return ETIMEDOUT;
+  return 0;
+}
+
+static int
+check_timeout (clockid_t clock, const struct timespec *abstime)
+{
+  if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+    return EINVAL;
+  if (abstime == NULL)
+    return 0;
+  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+    return EINVAL;
+  /* A deadline before the epoch has passed; the kernel would call it
+     invalid.  */
+  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
+}
+
+void
+xp_thread_release (struct xp_thread *t)
+{
+  switch (t->kind)
+    {
+    case XP_THREAD_RAW:
+      xp_block_release (t);
+      break;
+    case XP_THREAD_HOSTED:
+      xp_hosted_join (t);
+      xp_tsd_release (t);
+      free (t);
+      break;
+    case XP_THREAD_ADOPTED:
+      /* The main thread's descriptor is static.  */
+      break;
+    }
+}
+
+static int
+join (pthread_t thread, void **result, clockid_t clock,
+      const struct timespec *abstime, bool try_only)
+{
+  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *self = xp_self ();
+  if (t == self)
+    return EDEADLK;
+  /* Two threads joining each other: each announces its target before
+     looking at the other's, so at least one of them sees the cycle.  */
+  xp_store_relaxed (&self->joining, t);
+  xp_fence ();
+  int err = xp_load_relaxed (&t->joining) == self ? EDEADLK : claim (t);
+  if (err == 0)
+    {
+      if (try_only)
+        err = xp_load_acquire (&t->tid) != 0 ? EBUSY : 0;
+      else if ((err = check_timeout (clock, abstime)) == 0)
+        err = wait_until_gone (t, clock, abstime);
+      if (err != 0)
+        unclaim (t);
+    }
+  xp_store_relaxed (&self->joining, NULL);
+  if (err != 0)
+    return err;
+  if (result != NULL)
+    *result = t->result;
+  xp_thread_release (t);
+  return 0;
+}
+
+int
+pthread_join (pthread_t thread, void **retval)
+{
+  return join (thread, retval, CLOCK_REALTIME, NULL, false);
+}
+XP_EXPORT (pthread_join)
+
+int
+pthread_tryjoin_np (pthread_t thread, void **retval)
+{
+  return join (thread, retval, CLOCK_REALTIME, NULL, true);
+}
+XP_EXPORT (pthread_tryjoin_np)
+
+int
+pthread_timedjoin_np (pthread_t thread, void **retval,
+                      const struct timespec *abstime)
+{
+  return join (thread, retval, CLOCK_REALTIME, abstime, false);
+}
+XP_EXPORT (pthread_timedjoin_np)
+
+int
+pthread_clockjoin_np (pthread_t thread, void **retval, clockid_t clockid,
+                      const struct timespec *abstime)
+{
+  return join (thread, retval, clockid, abstime, false);
+}
+XP_EXPORT (pthread_clockjoin_np)

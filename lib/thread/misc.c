@@ -1,0 +1,84 @@
+/* Small entry points that need no state of their own, or almost none.  */
+#define _GNU_SOURCE
+#include "attr.h"
+#include "compat.h"
+#include "export.h"
+#include <errno.h>
+#include <pthread.h>
+
+/* glibc's registration, behind its own pthread_atfork in libc_nonshared.a;
+   exported by libc.so since the beginning.  */
+extern int __register_atfork (void (*prepare) (void), void (*parent) (void),
+                              void (*child) (void), void *dso_handle);
+
+int
+pthread_equal (pthread_t a, pthread_t b)
+{
+  return a == b;
+}
+XP_EXPORT (pthread_equal)
+
+/* <pthread.h> turns calls to pthread_yield into calls to sched_yield, so
+   only binaries built before that still call it, by its symbol name,
+   which the definition needs spelled out.  Linux's sched_yield cannot
+   fail.  */
+int xp_pthread_yield (void) __asm__ ("pthread_yield");
+
+int
+xp_pthread_yield (void)
+{
+  return (int) -xp_syscall0 (SYS_sched_yield);
+}
+XP_EXPORT (pthread_yield)
+
+/* Threads map one to one onto kernel threads, so the level is only a
+   hint with nothing to act on; POSIX still wants it stored and returned.  */
+static int concurrency;
+
+int
+pthread_getconcurrency (void)
+{
+  return xp_load_relaxed (&concurrency);
+}
+XP_EXPORT (pthread_getconcurrency)
+
+int
+pthread_setconcurrency (int level)
+{
+  if (level < 0)
+    return EINVAL;
+  xp_store_relaxed (&concurrency, level);
+  return 0;
+}
+XP_EXPORT (pthread_setconcurrency)
+
+/* LinuxThreads needed this before exec to kill its other threads; exec
+   does that by itself for kernel threads of one process.  glibc keeps it
+   as a documented no-op for old binaries, and so does xpthread.  */
+void
+pthread_kill_other_threads_np (void)
+{
+}
+XP_EXPORT (pthread_kill_other_threads_np)
+
+/* Only old binaries reach this: programs get pthread_atfork statically
+   from glibc's nonshared archive, which passes their DSO handle.  The old
+   exported version registered without one, so its handlers stay when the
+   registering object is unloaded; the same here.  */
+int
+pthread_atfork (void (*prepare) (void), void (*parent) (void),
+                void (*child) (void))
+{
+  return __register_atfork (prepare, parent, child, NULL);
+}
+XP_EXPORT (pthread_atfork)
+
+/* The smallest stack size that leaves a thread PTHREAD_STACK_MIN of real
+   stack, by glibc's formula: a guard page and the static TLS and TCB,
+   which are carved from the same block.  */
+size_t
+__pthread_get_minstack (const pthread_attr_t *attr)
+{
+  return xp_page_size () + xp_compat_tls_reserve () + PTHREAD_STACK_MIN;
+}
+XP_EXPORT (__pthread_get_minstack)

@@ -1,0 +1,72 @@
+/* Per-thread signal functions.  Signals 32 and 33 are xpthread's and
+   glibc's own (cancellation, set*id broadcast): an application may neither
+   block them nor send them, which is what glibc enforces too.  Results are
+   error numbers; errno is never touched.  */
+#define _GNU_SOURCE
+#include "sched-util.h"
+#include "export.h"
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Unblocking a reserved signal is left alone: it can only help.  */
+int
+pthread_sigmask (int how, const sigset_t *set, sigset_t *old)
+{
+  sigset_t allowed;
+  if (set != NULL && (how == SIG_BLOCK || how == SIG_SETMASK))
+    {
+      allowed = *set;
+      xp_sigset_drop_reserved (&allowed);
+      set = &allowed;
+    }
+  return (int) -xp_syscall4 (SYS_rt_sigprocmask, how, set, old,
+                             XP_KERNEL_SIGSET_BYTES);
+}
+XP_EXPORT (pthread_sigmask)
+
+static bool
+signal_is_sendable (int sig)
+{
+  return sig >= 0 && sig < _NSIG && !xp_signal_is_reserved (sig);
+}
+
+/* Signal 0 sends nothing and only reports whether the thread lives.  */
+int
+pthread_kill (pthread_t thread, int sig)
+{
+  if (!signal_is_sendable (sig))
+    return EINVAL;
+  struct xp_pin pin;
+  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
+  if (tid == 0)
+    return ESRCH;
+  int ret = xp_tgkill (xp_getpid (), tid, sig);
+  xp_thread_unpin (&pin);
+  return -ret;
+}
+XP_EXPORT (pthread_kill)
+
+int
+pthread_sigqueue (pthread_t thread, int sig, const union sigval value)
+{
+  if (!signal_is_sendable (sig))
+    return EINVAL;
+  int pid = xp_getpid ();
+  siginfo_t info;
+  memset (&info, 0, sizeof info);
+  info.si_signo = sig;
+  info.si_code = SI_QUEUE;
+  info.si_pid = pid;
+  info.si_uid = getuid ();
+  info.si_value = value;
+  struct xp_pin pin;
+  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
+  if (tid == 0)
+    return ESRCH;
+  long ret = xp_syscall4 (SYS_rt_tgsigqueueinfo, pid, tid, sig, &info);
+  xp_thread_unpin (&pin);
+  return (int) -ret;
+}
+XP_EXPORT (pthread_sigqueue)

@@ -1,0 +1,70 @@
+/* What the portable core asks of glibc.  Everything that knows glibc's
+   private layout sits behind these functions.  */
+#ifndef XP_NPTL_COMPAT_COMPAT_H
+#define XP_NPTL_COMPAT_COMPAT_H
+
+#include "common.h"
+#include <pthread.h>
+
+struct xp_thread;
+
+enum xp_mode
+{
+  XP_MODE_RAW,     /* threads from clone(2) with a TCB glibc accepts */
+  XP_MODE_HOSTED   /* threads from glibc's pthread_create */
+};
+
+extern enum xp_mode xp_mode XP_HIDDEN;
+/* Why hosted mode was chosen, for the mode report.  */
+extern const char *xp_mode_reason XP_HIDDEN;
+
+/* Discover and validate glibc's layout and choose the mode (environment
+   XPTHREAD_MODE=raw|hosted|auto).  Called once from the constructor.  */
+void xp_compat_init (void) XP_HIDDEN;
+
+/* Before the first thread: let glibc put itself in multi-threaded mode.  */
+void xp_compat_go_multithreaded (void) XP_HIDDEN;
+
+/* Bytes a raw thread needs at the top of its block for static TLS and the
+   TCB, and the alignment of the thread pointer.  */
+size_t xp_compat_tls_reserve (void) XP_HIDDEN;
+size_t xp_compat_tls_align (void) XP_HIDDEN;
+/* Size of glibc's thread descriptor, which the thread pointer addresses. */
+size_t xp_compat_tcb_size (void) XP_HIDDEN;
+
+/* Build a TCB whose thread pointer is tp (inside a block, below which the
+   static TLS area lies).  fresh: the block is new; otherwise it held an
+   exited thread whose libc TLS (malloc cache, arena) the new thread keeps.
+   Returns false when glibc cannot allocate the thread's TLS.  */
+bool xp_compat_tcb_build (void *tp, bool fresh) XP_HIDDEN;
+
+/* Give back what glibc allocated for a TCB (DTV, dynamic TLS).  */
+void xp_compat_tcb_destroy (void *tp) XP_HIDDEN;
+
+/* Runs first in a new raw thread, on its own stack.  */
+void xp_compat_thread_start (struct xp_thread *self) XP_HIDDEN;
+
+/* Runs last in an exiting raw thread: C++ thread_local destructors, rseq
+   unregistration.  */
+void xp_compat_thread_finish (struct xp_thread *self) XP_HIDDEN;
+
+/* C++ thread_local destructors of the calling thread (any mode).  */
+void xp_compat_call_tls_dtors (void) XP_HIDDEN;
+
+/* glibc's definition of name (the versioned one when it exists).  */
+void *xp_glibc_function (const char *name, const char *version) XP_HIDDEN;
+
+/* Hosted mode: threads started by glibc's pthread_create, wrapped in a
+   descriptor of ours.  */
+struct xp_attr;
+int xp_hosted_start (pthread_t *thread, const struct xp_attr *attr,
+                     void *(*start) (void *), void *arg) XP_HIDDEN;
+/* Wait for glibc's thread to end (after our descriptor says exited).  */
+int xp_hosted_join (struct xp_thread *t) XP_HIDDEN;
+/* Detach glibc's thread host; exited is its descriptor when the thread
+   has already exited (the detacher then releases it), else NULL.  */
+int xp_hosted_detach (pthread_t host, struct xp_thread *exited) XP_HIDDEN;
+/* Leave a hosted or adopted thread through glibc's pthread_exit.  */
+void xp_hosted_exit (void *result) XP_HIDDEN __attribute__ ((noreturn));
+
+#endif

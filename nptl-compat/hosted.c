@@ -1,0 +1,174 @@
+/* Hosted mode: threads started by glibc's pthread_create.
+
+   Used when glibc's layout cannot be validated (or XPTHREAD_MODE=hosted):
+   glibc owns the stack and TCB, xpthread keeps its own descriptor, and so
+   the rest of the library (thread-specific data, joins, signals,
+   scheduling, and later synchronisation and credentials) works the same.
+   The creator waits until the thread has recorded its tid, so that
+   pthread_kill and friends work as soon as pthread_create returns.  */
+#define _GNU_SOURCE
+#include "attr.h"
+#include "compat.h"
+#include "thread.h"
+#include <errno.h>
+#include <stdlib.h>
+
+struct glibc_thread_api
+{
+  int (*create) (pthread_t *, const pthread_attr_t *, void *(*) (void *),
+                 void *);
+  int (*join) (pthread_t, void **);
+  int (*detach) (pthread_t);
+  void (*exit) (void *) __attribute__ ((noreturn));
+  int (*attr_init) (pthread_attr_t *);
+  int (*attr_destroy) (pthread_attr_t *);
+  int (*attr_setstack) (pthread_attr_t *, void *, size_t);
+  int (*attr_setstacksize) (pthread_attr_t *, size_t);
+  int (*attr_setguardsize) (pthread_attr_t *, size_t);
+  int (*attr_setdetachstate) (pthread_attr_t *, int);
+  int (*attr_setinheritsched) (pthread_attr_t *, int);
+  int (*attr_setschedpolicy) (pthread_attr_t *, int);
+  int (*attr_setschedparam) (pthread_attr_t *, const struct sched_param *);
+  int (*attr_setaffinity) (pthread_attr_t *, size_t, const cpu_set_t *);
+  int (*attr_setsigmask) (pthread_attr_t *, const sigset_t *);
+};
+
+static struct glibc_thread_api glibc;
+
+#define LOOKUP(field, name, version) \
+  glibc.field = (__typeof (glibc.field)) xp_glibc_function (name, version)
+
+static void
+lookup_glibc_api (void)
+{
+  static int done;
+  if (xp_load_acquire (&done))
+    return;
+  LOOKUP (create, "pthread_create", "GLIBC_2.34");
+  LOOKUP (join, "pthread_join", "GLIBC_2.34");
+  LOOKUP (detach, "pthread_detach", "GLIBC_2.34");
+  LOOKUP (exit, "pthread_exit", "GLIBC_2.2.5");
+  LOOKUP (attr_init, "pthread_attr_init", "GLIBC_2.2.5");
+  LOOKUP (attr_destroy, "pthread_attr_destroy", "GLIBC_2.2.5");
+  LOOKUP (attr_setstack, "pthread_attr_setstack", "GLIBC_2.34");
+  LOOKUP (attr_setstacksize, "pthread_attr_setstacksize", "GLIBC_2.34");
+  LOOKUP (attr_setguardsize, "pthread_attr_setguardsize", "GLIBC_2.34");
+  LOOKUP (attr_setdetachstate, "pthread_attr_setdetachstate", "GLIBC_2.2.5");
+  LOOKUP (attr_setinheritsched, "pthread_attr_setinheritsched",
+          "GLIBC_2.2.5");
+  LOOKUP (attr_setschedpolicy, "pthread_attr_setschedpolicy", "GLIBC_2.2.5");
+  LOOKUP (attr_setschedparam, "pthread_attr_setschedparam", "GLIBC_2.2.5");
+  LOOKUP (attr_setaffinity, "pthread_attr_setaffinity_np", "GLIBC_2.32");
+  LOOKUP (attr_setsigmask, "pthread_attr_setsigmask_np", "GLIBC_2.32");
+  xp_store_release (&done, 1);
+}
+
+static int
+to_glibc_attr (const struct xp_attr *a, pthread_attr_t *g)
+{
+  int err = glibc.attr_init (g);
+  if (err == 0 && (a->flags & XP_ATTR_STACK_SET))
+    err = glibc.attr_setstack (g, a->stack_addr, a->stack_size);
+  else if (err == 0)
+    {
+      err = glibc.attr_setstacksize (g, a->stack_size);
+      if (err == 0)
+        err = glibc.attr_setguardsize (g, a->guard_size);
+    }
+  if (err == 0 && (a->flags & XP_ATTR_DETACHED))
+    err = glibc.attr_setdetachstate (g, PTHREAD_CREATE_DETACHED);
+  if (err == 0 && (a->flags & XP_ATTR_EXPLICIT_SCHED))
+    {
+      struct sched_param param = { .sched_priority = a->priority };
+      err = glibc.attr_setinheritsched (g, PTHREAD_EXPLICIT_SCHED);
+      if (err == 0)
+        err = glibc.attr_setschedpolicy (g, a->policy);
+      if (err == 0)
+        err = glibc.attr_setschedparam (g, &param);
+    }
+  if (err == 0 && a->ext != NULL && a->ext->cpuset != NULL)
+    err = glibc.attr_setaffinity (g, a->ext->cpuset_size, a->ext->cpuset);
+  if (err == 0 && a->ext != NULL && (a->flags & XP_ATTR_SIGMASK_SET))
+    err = glibc.attr_setsigmask (g, &a->ext->sigmask);
+  return err;
+}
+
+struct hosted_start
+{
+  struct xp_thread *thread;
+  int ready;            /* futex: 0 until the thread has its tid */
+};
+
+static void *
+hosted_main (void *arg)
+{
+  struct hosted_start *start = arg;
+  struct xp_thread *self = start->thread;
+  xp_self_ptr = self;
+  self->tid = xp_gettid ();
+  /* The start record lives on the creator's stack: last touch.  */
+  xp_store_release (&start->ready, 1);
+  xp_futex_wake (&start->ready, 1, true);
+  xp_thread_exit (self->start_routine (self->arg));
+}
+
+int
+xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
+                 void *(*start_routine) (void *), void *arg)
+{
+  lookup_glibc_api ();
+  pthread_attr_t gattr;
+  int err = to_glibc_attr (a, &gattr);
+  struct xp_thread *t = err == 0 ? calloc (1, sizeof *t) : NULL;
+  if (err == 0 && t == NULL)
+    err = EAGAIN;
+  if (err != 0)
+    {
+      glibc.attr_destroy (&gattr);
+      return err;
+    }
+  t->kind = XP_THREAD_HOSTED;
+  t->start_routine = start_routine;
+  t->arg = arg;
+  t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
+  *thread = (pthread_t) t;
+  xp_thread_list_add (t);
+  struct hosted_start start = { .thread = t };
+  err = glibc.create (&t->host, &gattr, hosted_main, &start);
+  glibc.attr_destroy (&gattr);
+  if (err != 0)
+    {
+      xp_thread_list_remove (t);
+      free (t);
+      return err;
+    }
+  while (xp_load_acquire (&start.ready) == 0)
+    xp_futex_wait (&start.ready, 0, true);
+  return 0;
+}
+
+int
+xp_hosted_join (struct xp_thread *t)
+{
+  lookup_glibc_api ();
+  return glibc.join (t->host, NULL);
+}
+
+int
+xp_hosted_detach (pthread_t host, struct xp_thread *exited)
+{
+  lookup_glibc_api ();
+  if (exited == NULL)
+    return glibc.detach (host);
+  int err = glibc.join (host, NULL);
+  xp_tsd_release (exited);
+  free (exited);
+  return err;
+}
+
+void
+xp_hosted_exit (void *result)
+{
+  lookup_glibc_api ();
+  glibc.exit (result);
+}

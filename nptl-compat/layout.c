@@ -1,0 +1,193 @@
+/* Layout discovery.  glibc exports, for libthread_db, descriptors of the
+   fields of its thread structure: GLIBC_PRIVATE constants of three 32-bit
+   words {size in bits, element count, byte offset}.  We read those rather
+   than hard-coding offsets, and check every value we derive against the
+   running main thread, whose TCB glibc built itself.  Any mismatch sends
+   the process to hosted mode instead of a crash later.  */
+#define _GNU_SOURCE
+#include "layout.h"
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+struct xp_glibc_layout xp_glibc;
+
+extern __attribute__ ((weak)) const ptrdiff_t __rseq_offset;
+extern __attribute__ ((weak)) const unsigned int __rseq_size;
+
+struct db_field
+{
+  uint32_t bits;
+  uint32_t count;
+  uint32_t offset;
+};
+
+static const void *
+private_symbol (const char *name)
+{
+  return dlvsym (RTLD_DEFAULT, name, "GLIBC_PRIVATE");
+}
+
+static bool
+read_field (const char *name, uint32_t bits, uint32_t count, ptrdiff_t *out)
+{
+  const struct db_field *f = private_symbol (name);
+  if (f == NULL || f->bits != bits || f->count != count)
+    return false;
+  *out = f->offset;
+  return true;
+}
+
+static bool
+read_size (const char *name, size_t *out)
+{
+  const uint32_t *v = private_symbol (name);
+  if (v == NULL || *v == 0)
+    return false;
+  *out = *v;
+  return true;
+}
+
+static void *
+word_at (const char *tp, ptrdiff_t off)
+{
+  return *(void *const *) (tp + off);
+}
+
+/* struct pthread keeps, right after the tid and the unused pid, the
+   robust-list bookkeeping: robust_prev, then the kernel's list head.  Both
+   point at the head while the main thread holds no robust mutex, which is
+   the case while constructors run.  */
+static const char *
+discover_robust_head (const char *tp)
+{
+  ptrdiff_t prev = xp_glibc.off_tid + 2 * (ptrdiff_t) sizeof (int);
+  ptrdiff_t head = prev + (ptrdiff_t) sizeof (void *);
+  if (word_at (tp, prev) != tp + head || word_at (tp, head) != tp + head)
+    return "robust list head not where expected";
+  xp_glibc.off_robust_head = head;
+  xp_glibc.robust_futex_offset = (long) word_at (tp, head + sizeof (void *));
+  return NULL;
+}
+
+static const char *
+discover_thread_fields (const char *tp)
+{
+  size_t key_block;
+  if (!read_size ("_thread_db_sizeof_pthread", &xp_glibc.tcb_size)
+      || !read_field ("_thread_db_pthread_tid", 32, 1, &xp_glibc.off_tid)
+      || !read_field ("_thread_db_pthread_list", 2 * 8 * sizeof (void *), 1,
+                      &xp_glibc.off_list)
+      || !read_field ("_thread_db_pthread_specific",
+                      32 * 8 * sizeof (void *), 1, &xp_glibc.off_specific)
+      || !read_size ("_thread_db_sizeof_pthread_key_data_level2", &key_block))
+    return "glibc's thread descriptors are missing or unexpected";
+  /* The first key block sits just before the pointer array that
+     references it; the main thread's specific[0] must say so.  */
+  xp_glibc.off_specific_first = xp_glibc.off_specific - (ptrdiff_t) key_block;
+  if (word_at (tp, xp_glibc.off_specific) != tp + xp_glibc.off_specific_first)
+    return "thread-specific block not where expected";
+  if (*(const int *) (tp + xp_glibc.off_tid) != xp_gettid ())
+    return "tid field does not hold the main thread's tid";
+  if (word_at (tp, XP_TCB_OFF_SELF) != tp || word_at (tp, XP_TCB_OFF_TCB) != tp)
+    return "TCB header does not point at itself";
+  return discover_robust_head (tp);
+}
+
+static const char *
+discover_rseq (const char *tp)
+{
+  if (&__rseq_offset == NULL || &__rseq_size == NULL)
+    return "glibc does not export its rseq area";
+  xp_glibc.rseq_offset = __rseq_offset;
+  xp_glibc.rseq_size = __rseq_size;
+  if (xp_glibc.rseq_size != 0
+      && (xp_glibc.rseq_offset < 0
+          || (size_t) xp_glibc.rseq_offset + 32 > xp_glibc.tcb_size))
+    return "rseq area outside the thread descriptor";
+  return NULL;
+}
+
+struct libc_tls_search
+{
+  const char *resp;
+  const char *block;
+  size_t size;
+};
+
+/* libc's static TLS block is the one holding __resp.  */
+static int
+find_libc_tls (struct dl_phdr_info *info, size_t size, void *data)
+{
+  struct libc_tls_search *s = data;
+  const char *block = info->dlpi_tls_data;
+  if (block == NULL)
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_TLS
+        && s->resp >= block && s->resp < block + info->dlpi_phdr[i].p_memsz)
+      {
+        s->block = block;
+        s->size = info->dlpi_phdr[i].p_memsz;
+        return 1;
+      }
+  return 0;
+}
+
+static const char *
+discover_libc_tls (const char *tp)
+{
+  struct libc_tls_search s = { .resp = private_symbol ("__resp") };
+  if (s.resp == NULL)
+    return "glibc's __resp is missing";
+  xp_glibc.resp_offset = s.resp - tp;
+  if (!dl_iterate_phdr (find_libc_tls, &s))
+    return "glibc's static TLS block not found";
+  xp_glibc.libc_tls_offset = s.block - tp;
+  xp_glibc.libc_tls_size = s.size;
+  if (s.size > XP_LIBC_TLS_MAX)
+    return "glibc's TLS block is larger than expected";
+  if (xp_glibc.libc_tls_offset >= 0
+      || (size_t) -xp_glibc.libc_tls_offset
+           > xp_glibc.static_tls_size - xp_glibc.tcb_size)
+    return "glibc's TLS block is not in the static TLS area";
+  return NULL;
+}
+
+static const char *
+discover_functions (void)
+{
+  xp_glibc.allocate_tls
+    = (void *(*) (void *)) private_symbol ("_dl_allocate_tls");
+  xp_glibc.deallocate_tls
+    = (void (*) (void *, bool)) private_symbol ("_dl_deallocate_tls");
+  xp_glibc.ctype_init = (void (*) (void)) private_symbol ("__ctype_init");
+  xp_glibc.call_tls_dtors
+    = (void (*) (void)) private_symbol ("__call_tls_dtors");
+  if (xp_glibc.allocate_tls == NULL || xp_glibc.deallocate_tls == NULL
+      || xp_glibc.ctype_init == NULL || xp_glibc.call_tls_dtors == NULL)
+    return "glibc's TLS and ctype entry points are missing";
+  return NULL;
+}
+
+const char *
+xp_layout_discover (void)
+{
+  const char *tp = xp_thread_pointer ();
+  const char *why = discover_functions ();
+  if (why != NULL)
+    return why;
+  void (*tls_static_info) (size_t *, size_t *)
+    = (void (*) (size_t *, size_t *)) private_symbol ("_dl_get_tls_static_info");
+  if (tls_static_info == NULL)
+    return "ld.so does not export its static TLS size";
+  tls_static_info (&xp_glibc.static_tls_size, &xp_glibc.static_tls_align);
+  if ((why = discover_thread_fields (tp)) != NULL
+      || (why = discover_rseq (tp)) != NULL)
+    return why;
+  if (xp_glibc.static_tls_size < xp_glibc.tcb_size
+      || xp_glibc.static_tls_align == 0
+      || (xp_glibc.static_tls_align & (xp_glibc.static_tls_align - 1)) != 0)
+    return "static TLS size or alignment is implausible";
+  return discover_libc_tls (tp);
+}

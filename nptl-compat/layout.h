@@ -1,0 +1,48 @@
+/* glibc's private layout, as discovered and validated at start-up.  Only
+   nptl-compat/ reads this; the portable core goes through compat.h.  */
+#ifndef XP_NPTL_COMPAT_LAYOUT_H
+#define XP_NPTL_COMPAT_LAYOUT_H
+
+#include "common.h"
+
+struct xp_glibc_layout
+{
+  size_t tcb_size;              /* sizeof (struct pthread) */
+  size_t static_tls_size;       /* static TLS area including the TCB */
+  size_t static_tls_align;
+  /* Offsets in struct pthread, from the thread pointer.  */
+  ptrdiff_t off_list;
+  ptrdiff_t off_tid;
+  ptrdiff_t off_robust_head;
+  ptrdiff_t off_specific;
+  ptrdiff_t off_specific_first;
+  long robust_futex_offset;     /* what glibc registers with the kernel */
+  /* rseq area, from the thread pointer; size 0 when glibc registers none. */
+  ptrdiff_t rseq_offset;
+  unsigned rseq_size;
+  /* glibc's own static TLS block and the resolver pointer in it.  */
+  ptrdiff_t libc_tls_offset;
+  size_t libc_tls_size;
+  ptrdiff_t resp_offset;
+
+  void *(*allocate_tls) (void *tp);
+  void (*deallocate_tls) (void *tp, bool dealloc_tcb);
+  void (*ctype_init) (void);
+  void (*call_tls_dtors) (void);
+};
+
+/* libc's TLS block is a few hundred bytes; discovery refuses a layout
+   whose block would not fit the copy a reused thread block makes.  */
+#define XP_LIBC_TLS_MAX 4096
+
+extern struct xp_glibc_layout xp_glibc XP_HIDDEN;
+
+/* Fill xp_glibc from the running glibc.  Returns NULL on success, or the
+   reason the layout cannot be trusted.  */
+const char *xp_layout_discover (void) XP_HIDDEN;
+
+/* Bring static TLS of modules loaded after threads started into those
+   threads (glibc only does it for the threads it knows).  */
+void xp_tls_sync_new_modules (void) XP_HIDDEN;
+
+#endif

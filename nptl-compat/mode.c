@@ -1,0 +1,109 @@
+/* Choosing how threads start: raw (clone with our TCB) when glibc's layout
+   validates, hosted (glibc's pthread_create) otherwise or on request.  */
+#define _GNU_SOURCE
+#include "compat.h"
+#include "export.h"
+#include "layout.h"
+#include "lock.h"
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xpthread.h>
+
+enum xp_mode xp_mode = XP_MODE_HOSTED;
+const char *xp_mode_reason = "not initialised";
+
+static enum xp_mode
+requested_mode (const char **why)
+{
+  const char *env = getenv ("XPTHREAD_MODE");
+  if (env == NULL || *env == '\0' || strcmp (env, "auto") == 0)
+    return XP_MODE_RAW;
+  if (strcmp (env, "hosted") == 0)
+    {
+      *why = "XPTHREAD_MODE=hosted";
+      return XP_MODE_HOSTED;
+    }
+  if (strcmp (env, "raw") != 0)
+    xp_warn ("XPTHREAD_MODE=%s is not raw, hosted or auto; using auto", env);
+  return XP_MODE_RAW;
+}
+
+void
+xp_compat_init (void)
+{
+  const char *why = NULL;
+  enum xp_mode mode = requested_mode (&why);
+  if (mode == XP_MODE_RAW)
+    {
+      why = xp_layout_discover ();
+      if (why != NULL)
+        {
+          const char *env = getenv ("XPTHREAD_MODE");
+          if (env != NULL && strcmp (env, "raw") == 0)
+            xp_fatal ("XPTHREAD_MODE=raw but glibc's layout is unusable: %s",
+                      why);
+          mode = XP_MODE_HOSTED;
+        }
+      else
+        why = "glibc layout validated";
+    }
+  xp_mode = mode;
+  xp_mode_reason = why;
+  const char *show = getenv ("XPTHREAD_SHOW_MODE");
+  if (show != NULL && *show != '\0' && strcmp (show, "0") != 0)
+    xp_warn ("mode %s (%s)", xpthread_mode_np (), why);
+}
+
+const char *
+xpthread_mode_np (void)
+{
+  return xp_mode == XP_MODE_RAW ? "raw" : "hosted";
+}
+XP_EXPORT (xpthread_mode_np)
+
+/* glibc's own entry points, for hosted mode and for the one thread that
+   puts glibc in multi-threaded mode.  */
+void *
+xp_glibc_function (const char *name, const char *version)
+{
+  void *f = dlvsym (RTLD_NEXT, name, version);
+  if (f == NULL)
+    f = dlsym (RTLD_NEXT, name);
+  if (f == NULL)
+    xp_fatal ("glibc's %s is missing", name);
+  return f;
+}
+
+static void *
+do_nothing (void *arg)
+{
+  return arg;
+}
+
+/* glibc switches to multi-threaded mode when it creates its first thread:
+   both copies of __libc_single_threaded, stdio locking, its set*id signal
+   handler.  Doing that by hand broke something every time (DESIGN.md
+   section 3), so have glibc create and join one thread of its own.  */
+void
+xp_compat_go_multithreaded (void)
+{
+  static int done;
+  static xp_lock_t lock = XP_LOCK_INIT;
+  if (xp_load_acquire (&done))
+    return;
+  xp_lock (&lock);
+  if (!done)
+    {
+      int (*create) (pthread_t *, const pthread_attr_t *, void *(*) (void *),
+                     void *)
+        = xp_glibc_function ("pthread_create", "GLIBC_2.34");
+      int (*join) (pthread_t, void **)
+        = xp_glibc_function ("pthread_join", "GLIBC_2.34");
+      pthread_t t;
+      if (create (&t, NULL, do_nothing, NULL) != 0 || join (t, NULL) != 0)
+        xp_fatal ("glibc could not start its first thread");
+      xp_store_release (&done, 1);
+    }
+  xp_unlock (&lock);
+}

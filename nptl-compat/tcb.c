@@ -1,0 +1,160 @@
+/* The glibc thread control block of a raw thread.
+
+   glibc code finds everything per-thread through the thread pointer: its
+   TCB header (stack protector canary, pointer guard, DTV), struct pthread
+   (tid, robust list, key blocks, rseq area) and the static TLS blocks
+   below it.  We build one that glibc accepts, following the steps recorded
+   in DESIGN.md section 3, with offsets from layout.c.
+
+   A block whose previous thread has exited keeps libc's own TLS block: the
+   malloc thread cache and arena pointer live there and glibc offers no
+   public way to release them, so handing them to the next thread is what
+   keeps thread churn from leaking.  What must be fresh per thread (errno,
+   locale, ctype tables, resolver) is reset in xp_compat_thread_start.  */
+#define _GNU_SOURCE
+#include "compat.h"
+#include "layout.h"
+#include "thread.h"
+#include <errno.h>
+#include <locale.h>
+#include <netdb.h>
+#include <string.h>
+
+#define XP_RSEQ_AREA_SIZE 32
+#define XP_RSEQ_FLAG_UNREGISTER 1
+#define XP_RSEQ_CPU_ID_REGISTRATION_FAILED (-2)
+/* Offset of cpu_id in the kernel's struct rseq.  */
+#define XP_RSEQ_OFF_CPU_ID 4
+
+static inline void
+set_word (char *tp, ptrdiff_t off, const void *value)
+{
+  *(const void **) (tp + off) = value;
+}
+
+static inline const void *
+creator_word (ptrdiff_t off)
+{
+  return *(const void *const *) ((const char *) xp_thread_pointer () + off);
+}
+
+size_t
+xp_compat_tls_reserve (void)
+{
+  return xp_glibc.static_tls_size;
+}
+
+size_t
+xp_compat_tcb_size (void)
+{
+  return xp_glibc.tcb_size;
+}
+
+size_t
+xp_compat_tls_align (void)
+{
+  return xp_glibc.static_tls_align;
+}
+
+static void
+fill_header (char *tp)
+{
+  set_word (tp, XP_TCB_OFF_TCB, tp);
+  set_word (tp, XP_TCB_OFF_SELF, tp);
+  *(int *) (tp + XP_TCB_OFF_MULTIPLE_THREADS) = 1;
+  set_word (tp, XP_TCB_OFF_STACK_GUARD, creator_word (XP_TCB_OFF_STACK_GUARD));
+  set_word (tp, XP_TCB_OFF_POINTER_GUARD,
+            creator_word (XP_TCB_OFF_POINTER_GUARD));
+  *(unsigned *) (tp + XP_TCB_OFF_FEATURE_1)
+    = *(const unsigned *) ((const char *) xp_thread_pointer ()
+                           + XP_TCB_OFF_FEATURE_1);
+}
+
+static void
+fill_descriptor (char *tp)
+{
+  /* fork's child walks the list node of the forking thread; a self-linked
+     node is an empty list to it.  */
+  set_word (tp, xp_glibc.off_list, tp + xp_glibc.off_list);
+  set_word (tp, xp_glibc.off_list + sizeof (void *), tp + xp_glibc.off_list);
+  set_word (tp, xp_glibc.off_specific, tp + xp_glibc.off_specific_first);
+  char *head = tp + xp_glibc.off_robust_head;
+  set_word (tp, xp_glibc.off_robust_head - sizeof (void *), head);
+  set_word (tp, xp_glibc.off_robust_head, head);
+  set_word (tp, xp_glibc.off_robust_head + sizeof (void *),
+            (void *) xp_glibc.robust_futex_offset);
+  /* Until the thread registers rseq, make sched_getcpu ask the kernel
+     rather than read a zero cpu_id.  */
+  if (xp_glibc.rseq_size != 0)
+    *(int *) (tp + xp_glibc.rseq_offset + XP_RSEQ_OFF_CPU_ID)
+      = XP_RSEQ_CPU_ID_REGISTRATION_FAILED;
+}
+
+bool
+xp_compat_tcb_build (void *tp, bool fresh)
+{
+  char *t = tp;
+  char *libc_tls = t + xp_glibc.libc_tls_offset;
+  char saved[XP_LIBC_TLS_MAX];
+  if (!fresh)
+    memcpy (saved, libc_tls, xp_glibc.libc_tls_size);
+  memset (t, 0, xp_glibc.tcb_size);
+  if (xp_glibc.allocate_tls (tp) == NULL)
+    return false;
+  if (!fresh)
+    memcpy (libc_tls, saved, xp_glibc.libc_tls_size);
+  fill_header (t);
+  fill_descriptor (t);
+  return true;
+}
+
+void
+xp_compat_tcb_destroy (void *tp)
+{
+  xp_glibc.deallocate_tls (tp, false);
+}
+
+static void
+register_rseq (char *tp)
+{
+  if (xp_glibc.rseq_size == 0)
+    return;
+  long rc = xp_syscall4 (SYS_rseq, tp + xp_glibc.rseq_offset,
+                         XP_RSEQ_AREA_SIZE, 0, XP_RSEQ_SIG);
+  if (rc != 0)
+    *(int *) (tp + xp_glibc.rseq_offset + XP_RSEQ_OFF_CPU_ID)
+      = XP_RSEQ_CPU_ID_REGISTRATION_FAILED;
+}
+
+void
+xp_compat_thread_start (struct xp_thread *self)
+{
+  char *tp = self->tp;
+  *(int *) (tp + xp_glibc.off_tid) = self->tid;
+  xp_syscall2 (SYS_set_robust_list, tp + xp_glibc.off_robust_head,
+               3 * sizeof (void *));
+  register_rseq (tp);
+  /* A reused block carries the previous thread's libc TLS: start from the
+     global locale and a fresh resolver as a new glibc thread does.  */
+  uselocale (LC_GLOBAL_LOCALE);
+  xp_glibc.ctype_init ();
+  memset (&self->resolver, 0, sizeof self->resolver);
+  set_word (tp, xp_glibc.resp_offset, &self->resolver);
+  errno = 0;
+  h_errno = 0;
+}
+
+void
+xp_compat_call_tls_dtors (void)
+{
+  if (xp_glibc.call_tls_dtors != NULL)
+    xp_glibc.call_tls_dtors ();
+}
+
+void
+xp_compat_thread_finish (struct xp_thread *self)
+{
+  if (xp_glibc.rseq_size != 0)
+    xp_syscall4 (SYS_rseq, (char *) self->tp + xp_glibc.rseq_offset,
+                 XP_RSEQ_AREA_SIZE, XP_RSEQ_FLAG_UNREGISTER, XP_RSEQ_SIG);
+}

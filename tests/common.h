@@ -1,0 +1,16 @@
+/* Shared by every Check suite.  */
+#ifndef XP_TESTS_COMMON_H
+#define XP_TESTS_COMMON_H
+
+#include <check.h>
+
+/* Fail unless the program's own references to the pthread API are bound
+   to libxpthread (linked with -lxpthread or preloaded), so that a suite can
+   never pass by testing glibc's implementation instead.  */
+void xp_test_require_xpthread (void);
+
+/* Run the suite (fork mode, per-test timeouts set by the suite) and return
+   the process exit status.  Every suite's main() is this call.  */
+int xp_test_run (Suite *suite);
+
+#endif
