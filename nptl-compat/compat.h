@@ -38,6 +38,17 @@ size_t xp_compat_tcb_size (void) XP_HIDDEN;
    Returns false when glibc cannot allocate the thread's TLS.  */
 bool xp_compat_tcb_build (void *tp, bool fresh) XP_HIDDEN;
 
+/* Take a TCB off glibc's thread list: its thread is leaving, or never
+   started.  */
+void xp_compat_tcb_leave_list (void *tp) XP_HIDDEN;
+
+/* Bracket the clone of a raw thread: glibc's thread list stays locked so
+   that no set*id broadcast can run between the clone (which copies the
+   creator's credentials) and the moment the new thread can be signalled.
+   Call with signals unblocked; clone_end records the new tid for glibc. */
+void xp_compat_clone_begin (void) XP_HIDDEN;
+void xp_compat_clone_end (struct xp_thread *t) XP_HIDDEN;
+
 /* Give back what glibc allocated for a TCB (DTV, dynamic TLS).  */
 void xp_compat_tcb_destroy (void *tp) XP_HIDDEN;
 

@@ -6,6 +6,7 @@
    the process to hosted mode instead of a crash later.  */
 #define _GNU_SOURCE
 #include "layout.h"
+#include "glibc-list.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
@@ -183,7 +184,8 @@ xp_layout_discover (void)
     return "ld.so does not export its static TLS size";
   tls_static_info (&xp_glibc.static_tls_size, &xp_glibc.static_tls_align);
   if ((why = discover_thread_fields (tp)) != NULL
-      || (why = discover_rseq (tp)) != NULL)
+      || (why = discover_rseq (tp)) != NULL
+      || (why = xp_glibc_list_discover (tp)) != NULL)
     return why;
   if (xp_glibc.static_tls_size < xp_glibc.tcb_size
       || xp_glibc.static_tls_align == 0

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "compat.h"
 #include "layout.h"
+#include "glibc-list.h"
 #include "thread.h"
 #include <errno.h>
 #include <locale.h>
@@ -90,6 +91,11 @@ fill_descriptor (char *tp)
       = XP_RSEQ_CPU_ID_REGISTRATION_FAILED;
 }
 
+/* The TCB joins glibc's thread list before its TLS is allocated, as
+   glibc's own threads do, so that a library dlopen'ed meanwhile cannot be
+   missed: either the allocation sees it or glibc's walk of the list does.
+   Until the thread runs, its tid field is 0 and a set*id broadcast skips
+   it; the creator has the new credentials by the time it clones.  */
 bool
 xp_compat_tcb_build (void *tp, bool fresh)
 {
@@ -99,13 +105,41 @@ xp_compat_tcb_build (void *tp, bool fresh)
   if (!fresh)
     memcpy (saved, libc_tls, xp_glibc.libc_tls_size);
   memset (t, 0, xp_glibc.tcb_size);
-  if (xp_glibc.allocate_tls (tp) == NULL)
-    return false;
-  if (!fresh)
-    memcpy (libc_tls, saved, xp_glibc.libc_tls_size);
   fill_header (t);
   fill_descriptor (t);
+  xp_glibc_list_lock ();
+  xp_glibc_list_add (t);
+  xp_glibc_list_unlock ();
+  if (xp_glibc.allocate_tls (tp) == NULL)
+    {
+      xp_compat_tcb_leave_list (tp);
+      return false;
+    }
+  if (!fresh)
+    memcpy (libc_tls, saved, xp_glibc.libc_tls_size);
   return true;
+}
+
+void
+xp_compat_tcb_leave_list (void *tp)
+{
+  xp_glibc_list_lock ();
+  xp_glibc_list_remove (tp);
+  xp_glibc_list_unlock ();
+}
+
+void
+xp_compat_clone_begin (void)
+{
+  xp_glibc_list_lock ();
+}
+
+void
+xp_compat_clone_end (struct xp_thread *t)
+{
+  if (t->tid > 0)
+    *(int *) ((char *) t->tp + xp_glibc.off_tid) = t->tid;
+  xp_glibc_list_unlock ();
 }
 
 void

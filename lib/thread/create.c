@@ -52,9 +52,12 @@ thread_main (void *arg)
   struct xp_thread *self = arg;
   xp_self_ptr = self;
   xp_compat_thread_start (self);
-  if (self->gated && !wait_at_gate (self))
-    return 0;
+  bool run = !self->gated || wait_at_gate (self);
+  /* Even a thread told to leave takes its signals, so that a set*id
+     broadcast that signalled it does not wait for ever.  */
   set_signal_mask (&self->start_sigmask, NULL);
+  if (!run)
+    return 0;
   xp_thread_exit (self->start_routine (self->arg));
 }
 
@@ -95,6 +98,7 @@ abandon_thread (struct xp_thread *t)
   int tid;
   while ((tid = xp_load_acquire (&t->tid)) != 0)
     xp_futex_wait (&t->tid, tid, false);
+  xp_compat_tcb_leave_list (t->tp);
   xp_block_release (t);
 }
 
@@ -133,6 +137,7 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
 
   sigset_t all, old;
   sigfillset (&all);
+  xp_compat_clone_begin ();
   set_signal_mask (&all, &old);
   prepare_descriptor (t, a, start, arg, &old);
   char *stack_top = (char *) t->stack_base + t->stack_size;
@@ -145,12 +150,14 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
 
   long tid = xp_arch_clone (XP_CLONE_FLAGS, stack_top, &t->tid, &t->tid,
                             t->tp, thread_main, t);
+  xp_compat_clone_end (t);
   if (tid < 0)
     {
       xp_fetch_add (&xp_live_threads, -1);
       xp_thread_list_remove (t);
       set_signal_mask (&old, NULL);
       t->tid = 0;
+      xp_compat_tcb_leave_list (t->tp);
       xp_block_release (t);
       return EAGAIN;
     }

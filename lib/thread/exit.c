@@ -87,6 +87,9 @@ static __attribute__ ((noreturn)) void
 exit_raw (struct xp_thread *self)
 {
   leave_if_last ();
+  /* Signals still open: a set*id broadcast holding glibc's list may be
+     waiting for this thread's handler.  */
+  xp_compat_tcb_leave_list (self->tp);
   block_all_signals ();
   xp_thread_list_remove (self);
   unsigned old = mark_exited (self);
