@@ -4,6 +4,10 @@
 
 #include <check.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Fail unless the program's own references to the pthread API are bound
    to libxpthread (linked with -lxpthread or preloaded), so that a suite can
    never pass by testing glibc's implementation instead.  */
@@ -12,5 +16,9 @@ void xp_test_require_xpthread (void);
 /* Run the suite (fork mode, per-test timeouts set by the suite) and return
    the process exit status.  Every suite's main() is this call.  */
 int xp_test_run (Suite *suite);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,13 +6,7 @@
 // Worker threads never call the Check API: they record what they saw and
 // the main thread asserts.
 
-// <check.h> has its own extern "C" guards; common.h has none, so its
-// declarations get C linkage here.
-#include <check.h>
-extern "C"
-{
 #include "common.h"
-}
 
 #include <atomic>
 #include <condition_variable>

@@ -604,6 +604,7 @@ struct tls_module_arg
   int expected;
   int loaded;     /* Raised by the main thread once it has dlopen'ed.  */
   int started;    /* Raised by the thread before it waits.  */
+  int observed;   /* What the thread read first.  */
 };
 
 /* Wait until the main thread has loaded the module, then read the
@@ -622,7 +623,7 @@ tls_module_worker (void *p)
   const char *err = NULL;
   if (get == NULL || set == NULL)
     err = "getter missing";
-  else if (get () != arg->expected)
+  else if ((arg->observed = get ()) != arg->expected)
     err = "module __thread lacks its initialiser in a running thread";
   else
     {
@@ -640,7 +641,7 @@ static void
 check_tls_module (const char *path, const char *getter, int expected,
                   int load_first)
 {
-  struct tls_module_arg arg = { path, getter, expected, 0, 0 };
+  struct tls_module_arg arg = { path, getter, expected, 0, 0, 0 };
   void *handle = NULL;
   if (load_first)
     {
@@ -656,7 +657,11 @@ check_tls_module (const char *path, const char *getter, int expected,
       ck_assert_msg (handle != NULL, "dlopen: %s", dlerror ());
       flag_raise (&arg.loaded);
     }
-  join_ok (t);
+  void *result = (void *) 1;
+  ck_assert_int_eq (pthread_join (t, &result), 0);
+  ck_assert_msg (result == NULL, "%s: %s (read %#x, expected %#x)", path,
+                 (const char *) result, (unsigned) arg.observed,
+                 (unsigned) expected);
   int (*get) (void) = (int (*) (void)) dlsym (handle, getter);
   ck_assert_ptr_nonnull (get);
   ck_assert_int_eq (get (), expected);
