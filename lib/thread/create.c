@@ -140,9 +140,9 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
   xp_compat_clone_begin ();
   set_signal_mask (&all, &old);
   prepare_descriptor (t, a, start, arg, &old);
+  /* The descriptor and TLS sit above the stack, so the thread gets
+     exactly the stack it asked for, and pthread_getattr_np reports it.  */
   char *stack_top = (char *) t->stack_base + t->stack_size;
-  if (!t->user_stack)
-    stack_top = (char *) t;
   /* Published before the thread runs, which may read it.  */
   *thread = (pthread_t) t;
   xp_thread_list_add (t);
