@@ -21,6 +21,21 @@
 # define XP_SYMVER_DEFAULT(name, version)
 #endif
 
+/* A name whose old versions all have code of their own gets its default
+   version through a visible alias, and the plain definition is hidden, or
+   the linker would also give the plain symbol the oldest version.  Write
+   XP_WITH_OLD_ABI (name) before the definition.  */
+#define XP_WITH_OLD_ABI(name) \
+  extern __typeof (name) name __attribute__ ((visibility ("hidden")));
+#ifdef PIC
+# define XP_SYMVER_DEFAULT_ALIAS(name, version) \
+  extern __typeof (name) xp_default_##name XP_ALIAS_OF (name) \
+    __attribute__ ((visibility ("default"))); \
+  __asm__ (".symver xp_default_" #name "," #name "@@" version);
+#else
+# define XP_SYMVER_DEFAULT_ALIAS(name, version)
+#endif
+
 /* gcc wants an alias to carry its target's attributes (nothrow...).  */
 #ifdef __clang__
 # define XP_ALIAS_OF(name) __attribute__ ((alias (#name)))
@@ -40,5 +55,9 @@
   __asm__ (".symver " #impl "," #name "@" version);
 
 #define XP_EXPORT(name) XP_VERSIONS_##name
+
+/* Write XP_EXPORT_OLD (impl) after the definition of a separate
+   implementation of an older ABI (abilist "VERSION=impl").  */
+#define XP_EXPORT_OLD(impl) XP_OLD_VERSION_##impl
 
 #endif

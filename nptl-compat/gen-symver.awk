@@ -49,17 +49,28 @@ END {
       line = "#define XP_VERSIONS_" name
       # A name with one version gets it from the version script alone; a
       # .symver would define it twice.
-      if (defv[name] != "-" && ncompat[name] > 0)
+      # Old versions with code of their own (no alias) need the default
+      # through an alias too, with the plain name kept out of the dynamic
+      # symbol table (XP_WITH_OLD_ABI before the definition).
+      naliases = 0
+      for (i = 1; i <= ncompat[name]; i++)
+        if (compat_impl[name, i] == "")
+          naliases++
+      if (defv[name] != "-" && naliases > 0)
         line = line " XP_SYMVER_DEFAULT (" name ", \"" defv[name] "\")"
+      else if (defv[name] != "-" && ncompat[name] > 0)
+        line = line " XP_SYMVER_DEFAULT_ALIAS (" name ", \"" defv[name] "\")"
       for (i = 1; i <= ncompat[name]; i++) {
         v = compat_ver[name, i]; impl = compat_impl[name, i]
         tag = v; gsub(/[^A-Za-z0-9]/, "_", tag)
         if (impl != "")
-          line = line " XP_SYMVER_IMPL (" name ", " impl ", \"" v "\")"
+          impls = impls "#define XP_OLD_VERSION_" impl " XP_SYMVER_IMPL (" \
+                  name ", " impl ", \"" v "\")\n"
         else
           line = line " XP_SYMVER_COMPAT (" name ", " tag ", \"" v "\")"
       }
       print line
     }
+    printf "%s", impls
   }
 }

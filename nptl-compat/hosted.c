@@ -131,6 +131,9 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   t->start_routine = start_routine;
   t->arg = arg;
   t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
+  t->realtime = (a->flags & XP_ATTR_EXPLICIT_SCHED)
+                ? a->policy == SCHED_FIFO || a->policy == SCHED_RR
+                : xp_self ()->realtime;
   *thread = (pthread_t) t;
   xp_thread_list_add (t);
   struct hosted_start start = { .thread = t };

@@ -80,6 +80,9 @@ struct xp_thread
   struct xp_tsd_slot *tsd_blocks[XP_KEY_BLOCKS];
   bool tsd_used;
 
+  /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
+  bool realtime;
+
   /* The thread this one is waiting to join, to refuse a join cycle.  */
   struct xp_thread *joining;
 

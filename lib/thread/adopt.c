@@ -5,6 +5,7 @@
    thread_local destructor list, which glibc runs for its own threads.  */
 #define _GNU_SOURCE
 #include "thread.h"
+#include <sched.h>
 #include <stdlib.h>
 
 __thread struct xp_thread *xp_self_ptr
@@ -49,6 +50,8 @@ xp_adopt_current (void)
     }
   t->kind = XP_THREAD_ADOPTED;
   t->tid = tid;
+  long policy = xp_syscall1 (SYS_sched_getscheduler, 0);
+  t->realtime = policy == SCHED_FIFO || policy == SCHED_RR;
   xp_self_ptr = t;
   xp_thread_list_add (t);
   return t;

@@ -51,9 +51,11 @@ xp_setaffinity_old (pthread_t thread, const cpu_set_t *cpuset)
 {
   return pthread_setaffinity_np (thread, sizeof *cpuset, cpuset);
 }
+XP_EXPORT_OLD (xp_setaffinity_old)
 
 int
 xp_getaffinity_old (pthread_t thread, cpu_set_t *cpuset)
 {
   return pthread_getaffinity_np (thread, sizeof *cpuset, cpuset);
 }
+XP_EXPORT_OLD (xp_getaffinity_old)

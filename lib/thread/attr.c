@@ -339,12 +339,14 @@ xp_attr_getaffinity_old (const pthread_attr_t *attr, cpu_set_t *cpuset)
 {
   return pthread_attr_getaffinity_np (attr, sizeof *cpuset, cpuset);
 }
+XP_EXPORT_OLD (xp_attr_getaffinity_old)
 
 int
 xp_attr_setaffinity_old (pthread_attr_t *attr, const cpu_set_t *cpuset)
 {
   return pthread_attr_setaffinity_np (attr, sizeof *cpuset, cpuset);
 }
+XP_EXPORT_OLD (xp_attr_setaffinity_old)
 
 /* A new thread must be able to receive the reserved signals, so they are
    dropped from the mask here, as pthread_sigmask would drop them.  */

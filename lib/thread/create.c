@@ -122,6 +122,9 @@ prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
   t->arg = arg;
   t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
   t->gated = needs_gate (a);
+  t->realtime = (a->flags & XP_ATTR_EXPLICIT_SCHED)
+                ? a->policy == SCHED_FIFO || a->policy == SCHED_RR
+                : xp_self ()->realtime;
   t->start_sigmask = (a->flags & XP_ATTR_SIGMASK_SET) && a->ext != NULL
                      ? a->ext->sigmask : *mask;
 }

@@ -7,6 +7,7 @@
    list and the live count start again from it.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "spin-policy.h"
 #include "stack.h"
 #include "thread.h"
 
@@ -47,6 +48,7 @@ static void __attribute__ ((constructor))
 xp_init (void)
 {
   xp_compat_init ();
+  xp_spin_policy_init ();
   xp_self ();
   __register_atfork (before_fork, after_fork_parent, after_fork_child,
                      &__dso_handle);

@@ -17,6 +17,10 @@ pthread_setschedparam (pthread_t thread, int policy,
   if (tid == 0)
     return ESRCH;
   long ret = xp_syscall3 (SYS_sched_setscheduler, tid, policy, (long) param);
+  if (ret == 0)
+    /* Locks stop spinning for realtime threads (spin-policy.c).  */
+    ((struct xp_thread *) thread)->realtime
+      = policy == SCHED_FIFO || policy == SCHED_RR;
   xp_thread_unpin (&pin);
   return (int) -ret;
 }

@@ -1,0 +1,328 @@
+/* Condition variables.
+
+   A process-private condition variable keeps its waiters on a FIFO list.
+   Each waiter's node lives on the waiter's stack and has its own futex
+   word, so a signal wakes exactly the oldest waiter and never one that
+   arrived after the signal.  Process-shared condition variables must
+   follow glibc's protocol to work across processes, so they run glibc's
+   code (nptl-compat/glibc-sync.c).
+
+   Node state, changed only by compare-and-swap:
+     WAITING   on the list
+     SIGNALED  a signaller unlinked it (under the list lock) and owes it a
+               wake-up on its futex word
+     LEAVING   the waiter timed out first; it unlinks itself under the
+               list lock
+   Node futex word ("go"): 0 asleep, 1 proceed.  A signaller stores 1 and
+   wakes; the waiter sleeps only while it reads 0, so the wake cannot be
+   lost.  A waiter that loses the race between its timeout and a signal
+   counts as signalled and waits for its go, so no signal is swallowed.
+
+   No lost wake-up overall: a waiter is on the list before it releases the
+   mutex, so a signaller that holds the mutex afterwards finds it.
+
+   broadcast takes every WAITING node and chains them in arrival order but
+   wakes only the first; each woken waiter, once it holds the mutex again,
+   wakes the next.  The mutex so sees one contender at a time instead of a
+   herd.  LEAVING nodes stay on the list for their owners to unlink, and
+   broadcast waits until they have (each is handed a counter to decrement),
+   so that once broadcast returns no waiter touches the condition variable
+   again and it may be destroyed at once, as POSIX allows.  destroy fails
+   with EBUSY while the list is not empty.  */
+#define _GNU_SOURCE
+#include "cond.h"
+#include "export.h"
+#include "lock.h"
+#include "mutex.h"
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+/* These also exist in the ABI of glibc before 2.3.2 (cond-old.c).  */
+XP_WITH_OLD_ABI (pthread_cond_init)
+XP_WITH_OLD_ABI (pthread_cond_destroy)
+XP_WITH_OLD_ABI (pthread_cond_signal)
+XP_WITH_OLD_ABI (pthread_cond_broadcast)
+XP_WITH_OLD_ABI (pthread_cond_wait)
+XP_WITH_OLD_ABI (pthread_cond_timedwait)
+
+enum { WAITING, SIGNALED, LEAVING };
+
+struct xp_cond_waiter
+{
+  struct xp_cond_waiter *newer;
+  struct xp_cond_waiter *older;
+  struct xp_cond_waiter *next_in_batch;
+  int *leave_ack;
+  int state;
+  int go;
+};
+
+static inline xp_lock_t *
+list_lock (struct xp_cond *c)
+{
+  return (xp_lock_t *) &c->lock;
+}
+
+static void
+append (struct xp_cond *c, struct xp_cond_waiter *w)
+{
+  w->older = c->newest;
+  w->newer = NULL;
+  if (c->newest != NULL)
+    c->newest->newer = w;
+  else
+    c->oldest = w;
+  c->newest = w;
+}
+
+static void
+unlink_waiter (struct xp_cond *c, struct xp_cond_waiter *w)
+{
+  if (w->older != NULL)
+    w->older->newer = w->newer;
+  else
+    c->oldest = w->newer;
+  if (w->newer != NULL)
+    w->newer->older = w->older;
+  else
+    c->newest = w->older;
+}
+
+static void
+wake (struct xp_cond_waiter *w)
+{
+  xp_store_release (&w->go, 1);
+  xp_futex_wake (&w->go, 1, true);
+}
+
+static bool
+mark (struct xp_cond_waiter *w, int from, int to)
+{
+  return xp_cas (&w->state, &from, to);
+}
+
+/* The waiter timed out: leave the list, or, if a signaller was quicker,
+   take its wake-up.  Returns the wait's result.  */
+static int
+leave_after_timeout (struct xp_cond *c, struct xp_cond_waiter *w)
+{
+  if (!mark (w, WAITING, LEAVING))
+    {
+      while (xp_load_acquire (&w->go) == 0)
+        xp_futex_wait (&w->go, 0, true);
+      return 0;
+    }
+  xp_lock (list_lock (c));
+  unlink_waiter (c, w);
+  int *ack = w->leave_ack;
+  xp_unlock (list_lock (c));
+  if (ack != NULL && xp_fetch_add (ack, -1) == 1)
+    xp_futex_wake (ack, 1, true);
+  return ETIMEDOUT;
+}
+
+static int
+sleep_until_signalled (struct xp_cond *c, struct xp_cond_waiter *w,
+                       clockid_t clock, const struct timespec *abstime)
+{
+  while (xp_load_acquire (&w->go) == 0)
+    if (xp_futex_wait_abs (&w->go, 0, clock, abstime, true) == -ETIMEDOUT
+        && xp_load_acquire (&w->go) == 0)
+      return leave_after_timeout (c, w);
+  return 0;
+}
+
+static int
+check_abstime (const struct timespec *abstime)
+{
+  if (abstime == NULL)
+    return 0;
+  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+    return EINVAL;
+  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
+}
+
+static int
+wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
+              const struct timespec *abstime)
+{
+  int err = check_abstime (abstime);
+  if (err != 0)
+    return err;
+  struct xp_cond_waiter w = { .state = WAITING };
+  xp_lock (list_lock (c));
+  append (c, &w);
+  xp_unlock (list_lock (c));
+  err = pthread_mutex_unlock (m);
+  if (err != 0)
+    {
+      /* Not the owner: undo, as if the wait had timed out at once, and
+         pass on a signal that picked this waiter meanwhile.  */
+      if (leave_after_timeout (c, &w) == 0)
+        pthread_cond_signal ((pthread_cond_t *) c);
+      return err;
+    }
+  err = sleep_until_signalled (c, &w, clock, abstime);
+  int relock = xp_mutex_relock_after_wait (m);
+  if (w.next_in_batch != NULL)
+    wake (w.next_in_batch);
+  return relock != 0 ? relock : err;
+}
+
+static clockid_t
+cond_clock (const struct xp_cond *c)
+{
+  return (c->flags & XP_COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+}
+
+static bool
+is_pshared (const struct xp_cond *c)
+{
+  return (xp_load_relaxed (&c->flags) & XP_COND_PSHARED) != 0;
+}
+
+int
+pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
+{
+  struct xp_cond *c = xp_cond (cond);
+  if (is_pshared (c))
+    return xp_glibc_cond ()->wait (cond, m);
+  return wait_private (c, m, CLOCK_REALTIME, NULL);
+}
+XP_EXPORT (pthread_cond_wait)
+
+int
+pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
+                        const struct timespec *abstime)
+{
+  struct xp_cond *c = xp_cond (cond);
+  if (is_pshared (c))
+    return xp_glibc_cond ()->timedwait (cond, m, abstime);
+  return wait_private (c, m, cond_clock (c), abstime);
+}
+XP_EXPORT (pthread_cond_timedwait)
+
+int
+pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
+                        clockid_t clock, const struct timespec *abstime)
+{
+  struct xp_cond *c = xp_cond (cond);
+  if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+    return EINVAL;
+  if (is_pshared (c))
+    return xp_glibc_cond ()->clockwait (cond, m, clock, abstime);
+  return wait_private (c, m, clock, abstime);
+}
+XP_EXPORT (pthread_cond_clockwait)
+
+int
+pthread_cond_signal (pthread_cond_t *cond)
+{
+  struct xp_cond *c = xp_cond (cond);
+  if (is_pshared (c))
+    return xp_glibc_cond ()->signal (cond);
+  if (xp_load_relaxed (&c->oldest) == NULL)
+    return 0;
+  struct xp_cond_waiter *chosen = NULL;
+  xp_lock (list_lock (c));
+  for (struct xp_cond_waiter *w = c->oldest; w != NULL; w = w->newer)
+    if (mark (w, WAITING, SIGNALED))
+      {
+        unlink_waiter (c, w);
+        chosen = w;
+        break;
+      }
+  xp_unlock (list_lock (c));
+  if (chosen != NULL)
+    wake (chosen);
+  return 0;
+}
+XP_EXPORT (pthread_cond_signal)
+
+int
+pthread_cond_broadcast (pthread_cond_t *cond)
+{
+  struct xp_cond *c = xp_cond (cond);
+  if (is_pshared (c))
+    return xp_glibc_cond ()->broadcast (cond);
+  if (xp_load_relaxed (&c->oldest) == NULL)
+    return 0;
+  struct xp_cond_waiter *first = NULL, *last = NULL;
+  int leaving = 0;
+  xp_lock (list_lock (c));
+  struct xp_cond_waiter *w = c->oldest;
+  while (w != NULL)
+    {
+      struct xp_cond_waiter *newer = w->newer;
+      if (mark (w, WAITING, SIGNALED))
+        {
+          unlink_waiter (c, w);
+          w->next_in_batch = NULL;
+          if (last != NULL)
+            last->next_in_batch = w;
+          else
+            first = w;
+          last = w;
+        }
+      else
+        {
+          w->leave_ack = &leaving;
+          leaving++;
+        }
+      w = newer;
+    }
+  xp_unlock (list_lock (c));
+  if (first != NULL)
+    wake (first);
+  int n;
+  while ((n = xp_load_acquire (&leaving)) != 0)
+    xp_futex_wait (&leaving, n, true);
+  return 0;
+}
+XP_EXPORT (pthread_cond_broadcast)
+
+int
+pthread_cond_init (pthread_cond_t *cond, const pthread_condattr_t *attr)
+{
+  int a = attr != NULL ? *(const int *) attr : 0;
+  if (a & XP_CONDATTR_PSHARED)
+    {
+      const struct xp_glibc_cond_api *glibc = xp_glibc_cond ();
+      pthread_condattr_t gattr;
+      glibc->attr_init (&gattr);
+      glibc->attr_setpshared (&gattr, PTHREAD_PROCESS_SHARED);
+      glibc->attr_setclock (&gattr, (a & XP_CONDATTR_MONOTONIC)
+                                    ? CLOCK_MONOTONIC : CLOCK_REALTIME);
+      return glibc->init (cond, &gattr);
+    }
+  memset (cond, 0, sizeof *cond);
+  xp_cond (cond)->flags = (a & XP_CONDATTR_MONOTONIC) ? XP_COND_MONOTONIC : 0;
+  return 0;
+}
+XP_EXPORT (pthread_cond_init)
+
+int
+pthread_cond_destroy (pthread_cond_t *cond)
+{
+  struct xp_cond *c = xp_cond (cond);
+  if (is_pshared (c))
+    return xp_glibc_cond ()->destroy (cond);
+  xp_lock (list_lock (c));
+  bool busy = c->oldest != NULL;
+  xp_unlock (list_lock (c));
+  return busy ? EBUSY : 0;
+}
+XP_EXPORT (pthread_cond_destroy)
+
+/* The old ABI (cond-old.c) calls these; referring to the public names
+   from another file would give them an extra default version.  */
+#define XP_COND_INTERNAL(internal, public) \
+  extern __typeof (public) internal XP_HIDDEN XP_ALIAS_OF (public);
+
+XP_COND_INTERNAL (xp_cond_init, pthread_cond_init)
+XP_COND_INTERNAL (xp_cond_destroy, pthread_cond_destroy)
+XP_COND_INTERNAL (xp_cond_signal, pthread_cond_signal)
+XP_COND_INTERNAL (xp_cond_broadcast, pthread_cond_broadcast)
+XP_COND_INTERNAL (xp_cond_wait, pthread_cond_wait)
+XP_COND_INTERNAL (xp_cond_timedwait, pthread_cond_timedwait)
