@@ -59,6 +59,11 @@ void xp_compat_thread_start (struct xp_thread *self) XP_HIDDEN;
    unregistration.  */
 void xp_compat_thread_finish (struct xp_thread *self) XP_HIDDEN;
 
+/* Record a scheduling change where glibc's code looks for it (policy -1:
+   unchanged).  */
+void xp_compat_note_scheduling (struct xp_thread *t, int policy,
+                                int priority) XP_HIDDEN;
+
 /* C++ thread_local destructors of the calling thread (any mode).  */
 void xp_compat_call_tls_dtors (void) XP_HIDDEN;
 

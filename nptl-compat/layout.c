@@ -81,7 +81,11 @@ discover_thread_fields (const char *tp)
                       &xp_glibc.off_list)
       || !read_field ("_thread_db_pthread_specific",
                       32 * 8 * sizeof (void *), 1, &xp_glibc.off_specific)
-      || !read_size ("_thread_db_sizeof_pthread_key_data_level2", &key_block))
+      || !read_size ("_thread_db_sizeof_pthread_key_data_level2", &key_block)
+      || !read_field ("_thread_db_pthread_schedpolicy", 32, 1,
+                      &xp_glibc.off_schedpolicy)
+      || !read_field ("_thread_db_pthread_schedparam_sched_priority", 32, 1,
+                      &xp_glibc.off_sched_priority))
     return "glibc's thread descriptors are missing or unexpected";
   /* The first key block sits just before the pointer array that
      references it; the main thread's specific[0] must say so.  */

@@ -16,7 +16,9 @@ struct xp_glibc_layout
   ptrdiff_t off_robust_head;
   ptrdiff_t off_specific;
   ptrdiff_t off_specific_first;
-  long robust_futex_offset;     /* what glibc registers with the kernel */
+  long robust_futex_offset;
+  ptrdiff_t off_schedpolicy;    /* glibc's copy of the thread's policy */
+  ptrdiff_t off_sched_priority; /* and priority */     /* what glibc registers with the kernel */
   /* rseq area, from the thread pointer; size 0 when glibc registers none. */
   ptrdiff_t rseq_offset;
   unsigned rseq_size;

@@ -192,3 +192,17 @@ xp_compat_thread_finish (struct xp_thread *self)
     xp_syscall4 (SYS_rseq, (char *) self->tp + xp_glibc.rseq_offset,
                  XP_RSEQ_AREA_SIZE, XP_RSEQ_FLAG_UNREGISTER, XP_RSEQ_SIG);
 }
+
+/* glibc's priority-protection code keeps a copy of the thread's policy
+   and priority in its thread record; a change made through xpthread must
+   reach that copy, or unlocking such a mutex restores a stale priority.  */
+void
+xp_compat_note_scheduling (struct xp_thread *t, int policy, int priority)
+{
+  if (xp_mode != XP_MODE_RAW || t->tp == NULL)
+    return;
+  char *tp = t->tp;
+  if (policy >= 0)
+    *(int *) (tp + xp_glibc.off_schedpolicy) = policy;
+  *(int *) (tp + xp_glibc.off_sched_priority) = priority;
+}

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 
 static inline int
 self_tid (void)
@@ -144,12 +145,27 @@ lock_any (pthread_mutex_t *m, int kind, clockid_t clock,
   return lock_typed (m, kind, clock, abstime);
 }
 
+/* While the process has a single thread (glibc's own flag, cleared for
+   good before the first thread starts), a private mutex needs no atomic
+   instruction: nothing else can look at it.  */
+static inline bool
+alone (void)
+{
+  return __libc_single_threaded != 0;
+}
+
 int
 pthread_mutex_lock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
   if (xp_likely (kind == 0))
     {
+      if (alone () && m->__data.__lock == 0)
+        {
+          m->__data.__lock = 1;
+          take_ownership (m, self_tid ());
+          return 0;
+        }
       int expected = 0;
       if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
         {
@@ -231,7 +247,10 @@ pthread_mutex_unlock (pthread_mutex_t *m)
   if (xp_likely (kind == 0))
     {
       give_up_ownership (m);
-      release_word (m, kind);
+      if (alone () && m->__data.__lock == 1)
+        m->__data.__lock = 0;
+      else
+        release_word (m, kind);
       return 0;
     }
   if (xp_unlikely (kind < 0))
@@ -275,7 +294,9 @@ init_with_glibc (pthread_mutex_t *m, int attr)
                  >> XP_MUTEXATTR_PROTOCOL_SHIFT;
   if (err == 0)
     err = glibc->attr_setprotocol (&gattr, protocol);
-  if (err == 0 && protocol == PTHREAD_PRIO_PROTECT)
+  /* An unset ceiling (0) lets glibc pick the lowest FIFO priority.  */
+  if (err == 0 && protocol == PTHREAD_PRIO_PROTECT
+      && (attr & XP_MUTEXATTR_CEILING_MASK) != 0)
     err = glibc->attr_setprioceiling (&gattr, (attr & XP_MUTEXATTR_CEILING_MASK)
                                               >> XP_MUTEXATTR_CEILING_SHIFT);
   return err != 0 ? err : glibc->init (m, &gattr);

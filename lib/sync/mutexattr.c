@@ -131,6 +131,9 @@ pthread_mutexattr_getprioceiling (const pthread_mutexattr_t *attr,
 {
   *ceiling = get_field (attr, XP_MUTEXATTR_CEILING_MASK,
                         XP_MUTEXATTR_CEILING_SHIFT);
+  /* Never set: the lowest priority a ceiling can have, as with glibc.  */
+  if (*ceiling == 0)
+    *ceiling = sched_get_priority_min (SCHED_FIFO);
   return 0;
 }
 XP_EXPORT (pthread_mutexattr_getprioceiling)

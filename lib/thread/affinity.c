@@ -6,11 +6,6 @@
 #include <sched.h>
 #include <string.h>
 
-int xp_setaffinity_old (pthread_t thread, const cpu_set_t *cpuset)
-  __attribute__ ((visibility ("default")));
-int xp_getaffinity_old (pthread_t thread, cpu_set_t *cpuset)
-  __attribute__ ((visibility ("default")));
-
 int
 pthread_setaffinity_np (pthread_t thread, size_t size,
                         const cpu_set_t *cpuset)

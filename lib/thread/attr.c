@@ -15,11 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int xp_attr_getaffinity_old (const pthread_attr_t *attr, cpu_set_t *cpuset)
-  __attribute__ ((visibility ("default")));
-int xp_attr_setaffinity_old (pthread_attr_t *attr, const cpu_set_t *cpuset)
-  __attribute__ ((visibility ("default")));
-
 int
 pthread_attr_init (pthread_attr_t *attr)
 {

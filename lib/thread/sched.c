@@ -4,6 +4,7 @@
    it knows (SCHED_BATCH, SCHED_IDLE) pass as they do in glibc.  */
 #define _GNU_SOURCE
 #include "sched-util.h"
+#include "compat.h"
 #include "export.h"
 #include <errno.h>
 #include <sched.h>
@@ -18,9 +19,13 @@ pthread_setschedparam (pthread_t thread, int policy,
     return ESRCH;
   long ret = xp_syscall3 (SYS_sched_setscheduler, tid, policy, (long) param);
   if (ret == 0)
-    /* Locks stop spinning for realtime threads (spin-policy.c).  */
-    ((struct xp_thread *) thread)->realtime
-      = policy == SCHED_FIFO || policy == SCHED_RR;
+    {
+      /* Locks stop spinning for realtime threads (spin-policy.c).  */
+      ((struct xp_thread *) thread)->realtime
+        = policy == SCHED_FIFO || policy == SCHED_RR;
+      xp_compat_note_scheduling ((struct xp_thread *) thread, policy,
+                                 param->sched_priority);
+    }
   xp_thread_unpin (&pin);
   return (int) -ret;
 }
@@ -55,6 +60,8 @@ pthread_setschedprio (pthread_t thread, int priority)
     return ESRCH;
   struct sched_param param = { .sched_priority = priority };
   long ret = xp_syscall2 (SYS_sched_setparam, tid, &param);
+  if (ret == 0)
+    xp_compat_note_scheduling ((struct xp_thread *) thread, -1, priority);
   xp_thread_unpin (&pin);
   return (int) -ret;
 }

@@ -1,0 +1,227 @@
+/* Unnamed semaphores, private or process-shared, in glibc's layout and
+   with glibc's protocol, so that a process under glibc and a process
+   under xpthread can share one (nptl-compat/sync-layout.h).
+
+   The 64-bit data word holds the value (low half, also the futex word)
+   and the number of waiters that may be blocked (high half):
+   post   CAS value -> value + 1 (EOVERFLOW at SEM_VALUE_MAX); if the word
+          it replaced counted waiters, wake one sleeper on the value.
+   wait   CAS value -> value - 1 while the value is positive.  Otherwise
+          spin read-only a bounded while (spin-policy.h) for a post, then
+          register: add one waiter; loop { if the value is 0 sleep on the
+          value word expecting 0; else CAS value - 1 and waiters - 1 in
+          one step }; a timeout or a signal takes the waiter back out.
+   No wake-up is lost: a waiter sleeps only on the value 0 while it is
+   counted in the same word, so any post that makes the value positive
+   after that sees it counted and wakes one sleeper; FUTEX_WAIT compares
+   the value and sleeps atomically.  One post wakes one sleeper, and a
+   woken waiter that finds the token taken by a thread that never slept
+   sleeps again, still counted, so a later post wakes it.  After the CAS
+   that makes a token available, post touches the semaphore only to wake
+   (on a freed or reused word that is at worst a spurious wake), so the
+   waiter that takes the token may destroy the semaphore at once.  */
+#define _GNU_SOURCE
+#include "export.h"
+#include "futex.h"
+#include "spin-policy.h"
+#include "sync-layout.h"
+#include <errno.h>
+
+#define ONE_WAITER ((uint64_t) 1 << XP_SEM_NWAITERS_SHIFT)
+
+static inline struct xp_sem *
+as_sem (sem_t *sem)
+{
+  return (struct xp_sem *) sem;
+}
+
+static inline bool
+is_private (const struct xp_sem *s)
+{
+  return s->private_ != XP_SEM_SHARED;
+}
+
+static inline uint32_t *
+value_word (struct xp_sem *s)
+{
+  return &s->data.half[XP_SEM_VALUE_HALF];
+}
+
+static inline bool
+take_token (struct xp_sem *s)
+{
+  uint64_t d = xp_load_relaxed (&s->data.whole);
+  while ((d & XP_SEM_VALUE_MASK) != 0)
+    if (xp_cas (&s->data.whole, &d, d - 1))
+      return true;
+  return false;
+}
+
+static int
+check_timeout (clockid_t clock, const struct timespec *abstime)
+{
+  if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+    return EINVAL;
+  if (abstime != NULL
+      && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000))
+    return EINVAL;
+  return 0;
+}
+
+/* The one place a semaphore blocks (a cancellation point to be): sleep
+   while the value is 0.  Returns 0 (woken or the value moved), EINTR or
+   ETIMEDOUT.  */
+static int
+sleep_while_empty (struct xp_sem *s, clockid_t clock,
+                   const struct timespec *abstime)
+{
+  if (abstime != NULL && abstime->tv_sec < 0)
+    return ETIMEDOUT;
+  int err = xp_futex_wait_abs ((int *) value_word (s), 0, clock, abstime,
+                               is_private (s));
+  if (err == -ETIMEDOUT || err == -EINTR)
+    return -err;
+  return 0;
+}
+
+/* Spin read-only for a token within the spin policy's bound.  */
+static bool
+spin_for_token (struct xp_sem *s)
+{
+  if (!xp_spin_begin ())
+    return false;
+  bool taken = false;
+  for (int n = 0; n < xp_spin_config.max_spins; n++)
+    {
+      if (xp_load_relaxed (value_word (s)) != 0 && take_token (s))
+        {
+          taken = true;
+          break;
+        }
+      xp_cpu_relax ();
+    }
+  xp_spin_end ();
+  return taken;
+}
+
+static int
+wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime)
+{
+  if (spin_for_token (s))
+    return 0;
+  uint64_t d = xp_fetch_add (&s->data.whole, ONE_WAITER) + ONE_WAITER;
+  for (;;)
+    {
+      if ((d & XP_SEM_VALUE_MASK) == 0)
+        {
+          int err = sleep_while_empty (s, clock, abstime);
+          if (err != 0)
+            {
+              xp_fetch_add (&s->data.whole, -ONE_WAITER);
+              return err;
+            }
+          d = xp_load_relaxed (&s->data.whole);
+        }
+      else if (xp_cas (&s->data.whole, &d, d - 1 - ONE_WAITER))
+        return 0;
+    }
+}
+
+static int
+wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime)
+{
+  struct xp_sem *s = as_sem (sem);
+  int err = 0;
+  if (xp_unlikely (!take_token (s)))
+    err = wait_slow (s, clock, abstime);
+  if (err == 0)
+    return 0;
+  errno = err;
+  return -1;
+}
+
+int
+sem_init (sem_t *sem, int pshared, unsigned value)
+{
+  if (value > SEM_VALUE_MAX)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  struct xp_sem *s = as_sem (sem);
+  s->data.whole = value;
+  s->private_ = pshared ? XP_SEM_SHARED : 0;
+  return 0;
+}
+XP_EXPORT (sem_init)
+
+int
+sem_destroy (sem_t *sem)
+{
+  return 0;
+}
+XP_EXPORT (sem_destroy)
+
+int
+sem_post (sem_t *sem)
+{
+  struct xp_sem *s = as_sem (sem);
+  /* Read before the CAS: the semaphore may be gone once it succeeds.  */
+  bool private_ = is_private (s);
+  uint64_t d = xp_load_relaxed (&s->data.whole);
+  do
+    if ((d & XP_SEM_VALUE_MASK) == SEM_VALUE_MAX)
+      {
+        errno = EOVERFLOW;
+        return -1;
+      }
+  while (!xp_cas (&s->data.whole, &d, d + 1));
+  if (d >> XP_SEM_NWAITERS_SHIFT)
+    xp_futex_wake ((int *) value_word (s), 1, private_);
+  return 0;
+}
+XP_EXPORT (sem_post)
+
+int
+sem_wait (sem_t *sem)
+{
+  return wait_with (sem, CLOCK_REALTIME, NULL);
+}
+XP_EXPORT (sem_wait)
+
+int
+sem_clockwait (sem_t *sem, clockid_t clock, const struct timespec *abstime)
+{
+  int err = check_timeout (clock, abstime);
+  if (err == 0)
+    return wait_with (sem, clock, abstime);
+  errno = err;
+  return -1;
+}
+XP_EXPORT (sem_clockwait)
+
+int
+sem_timedwait (sem_t *sem, const struct timespec *abstime)
+{
+  return sem_clockwait (sem, CLOCK_REALTIME, abstime);
+}
+XP_EXPORT (sem_timedwait)
+
+int
+sem_trywait (sem_t *sem)
+{
+  if (take_token (as_sem (sem)))
+    return 0;
+  errno = EAGAIN;
+  return -1;
+}
+XP_EXPORT (sem_trywait)
+
+int
+sem_getvalue (sem_t *sem, int *value)
+{
+  *value = (int) (xp_load_relaxed (&as_sem (sem)->data.whole)
+                  & XP_SEM_VALUE_MASK);
+  return 0;
+}
+XP_EXPORT (sem_getvalue)

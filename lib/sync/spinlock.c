@@ -1,0 +1,57 @@
+/* Spinlocks, in glibc's representation (nptl-compat/sync-layout.h), so
+   that a process-shared spinlock means the same to a glibc process.
+
+   lock:    exchange in LOCKED; if the old value was UNLOCKED the lock is
+            ours, else spin reading the word (no bus locking while it is
+            held) until it reads UNLOCKED, and exchange again.
+   unlock:  store UNLOCKED with release ordering.
+   A spinlock never sleeps; that is what the caller asked for.  glibc
+   accepts any pshared value, and so does pthread_spin_init here.  */
+#define _GNU_SOURCE
+#include "export.h"
+#include "sync-layout.h"
+#include <errno.h>
+
+_Static_assert (sizeof (pthread_spinlock_t) == sizeof (int),
+                "pthread_spinlock_t is an int");
+
+int
+pthread_spin_init (pthread_spinlock_t *lock, int pshared)
+{
+  xp_store_release (lock, XP_SPIN_UNLOCKED);
+  return 0;
+}
+XP_EXPORT (pthread_spin_init)
+
+int
+pthread_spin_destroy (pthread_spinlock_t *lock)
+{
+  return 0;
+}
+XP_EXPORT (pthread_spin_destroy)
+
+int
+pthread_spin_lock (pthread_spinlock_t *lock)
+{
+  while (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED)
+    while (xp_load_relaxed (lock) != XP_SPIN_UNLOCKED)
+      xp_cpu_relax ();
+  return 0;
+}
+XP_EXPORT (pthread_spin_lock)
+
+int
+pthread_spin_trylock (pthread_spinlock_t *lock)
+{
+  int expected = XP_SPIN_UNLOCKED;
+  return xp_cas (lock, &expected, XP_SPIN_LOCKED) ? 0 : EBUSY;
+}
+XP_EXPORT (pthread_spin_trylock)
+
+int
+pthread_spin_unlock (pthread_spinlock_t *lock)
+{
+  xp_store_release (lock, XP_SPIN_UNLOCKED);
+  return 0;
+}
+XP_EXPORT (pthread_spin_unlock)

@@ -1,0 +1,477 @@
+/* Read-write locks: glibc's initialisers and attribute layout, every
+   error code, the writer preference, process-shared locks across fork,
+   and stress with torn-read and lost-update invariants.  */
+#define _GNU_SOURCE
+#include "sync-helpers.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define TIMEOUT 60
+
+/* --- initialisers and attributes ---------------------------------------- */
+
+START_TEST (test_initialisers)
+{
+  ck_assert_uint_eq (sizeof (pthread_rwlock_t), 56);
+  pthread_rwlock_t a = PTHREAD_RWLOCK_INITIALIZER;
+  pthread_rwlock_t w = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+  ck_assert_uint_eq (w.__data.__flags,
+                     PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_t *zero = calloc (1, sizeof *zero);
+  pthread_rwlock_t *locks[] = { &a, &w, zero };
+  for (int i = 0; i < 3; i++)
+    {
+      pthread_rwlock_t *l = locks[i];
+      ck_assert_int_eq (pthread_rwlock_rdlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_tryrdlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_trywrlock (l), EBUSY);
+      ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_wrlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_tryrdlock (l), EBUSY);
+      ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_destroy (l), 0);
+    }
+  free (zero);
+}
+END_TEST
+
+START_TEST (test_attributes)
+{
+  pthread_rwlockattr_t attr;
+  int value;
+  ck_assert_int_eq (pthread_rwlockattr_init (&attr), 0);
+  ck_assert_int_eq (pthread_rwlockattr_getkind_np (&attr, &value), 0);
+  ck_assert_int_eq (value, PTHREAD_RWLOCK_PREFER_READER_NP);
+  ck_assert_int_eq (pthread_rwlockattr_getpshared (&attr, &value), 0);
+  ck_assert_int_eq (value, PTHREAD_PROCESS_PRIVATE);
+  ck_assert_int_eq (pthread_rwlockattr_setkind_np (&attr, -1), EINVAL);
+  ck_assert_int_eq (pthread_rwlockattr_setkind_np (&attr, 3), EINVAL);
+  ck_assert_int_eq (pthread_rwlockattr_setpshared (&attr, 2), EINVAL);
+  int kinds[] = { PTHREAD_RWLOCK_PREFER_READER_NP,
+                  PTHREAD_RWLOCK_PREFER_WRITER_NP,
+                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP };
+  for (int i = 0; i < 3; i++)
+    {
+      ck_assert_int_eq (pthread_rwlockattr_setkind_np (&attr, kinds[i]), 0);
+      ck_assert_int_eq (pthread_rwlockattr_getkind_np (&attr, &value), 0);
+      ck_assert_int_eq (value, kinds[i]);
+    }
+  ck_assert_int_eq (pthread_rwlockattr_setpshared (&attr,
+                                                   PTHREAD_PROCESS_SHARED), 0);
+  ck_assert_int_eq (pthread_rwlockattr_getpshared (&attr, &value), 0);
+  ck_assert_int_eq (value, PTHREAD_PROCESS_SHARED);
+
+  /* The kind and the pshared indicator go where glibc puts them.  */
+  pthread_rwlock_t l;
+  memset (&l, 0xff, sizeof l);
+  ck_assert_int_eq (pthread_rwlock_init (&l, &attr), 0);
+  ck_assert_uint_eq (l.__data.__flags,
+                     PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  ck_assert_int_ne (l.__data.__shared, 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_init (&l, NULL), 0);
+  ck_assert_uint_eq (l.__data.__flags, PTHREAD_RWLOCK_DEFAULT_NP);
+  ck_assert_int_eq (l.__data.__shared, 0);
+  ck_assert_int_eq (pthread_rwlockattr_destroy (&attr), 0);
+}
+END_TEST
+
+/* Binaries built before glibc 2.34 bind to the old versions and the
+   LinuxThreads-era names; they must reach xpthread too.  */
+START_TEST (test_old_versions)
+{
+  const char *names[][2] = {
+    { "pthread_rwlock_rdlock", "GLIBC_2.2.5" },
+    { "pthread_rwlock_clockwrlock", "GLIBC_2.30" },
+    { "__pthread_rwlock_wrlock", "GLIBC_2.2.5" },
+    { "__pthread_rwlock_unlock", "GLIBC_2.2.5" },
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    {
+      void *sym = dlvsym (RTLD_DEFAULT, names[i][0], names[i][1]);
+      Dl_info info;
+      ck_assert_msg (sym != NULL && dladdr (sym, &info) != 0
+                     && strstr (info.dli_fname, "libxpthread") != NULL,
+                     "%s@%s is not xpthread's", names[i][0], names[i][1]);
+    }
+}
+END_TEST
+
+/* --- errors ------------------------------------------------------------- */
+
+START_TEST (test_errors_own_write_lock)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  struct timespec past = { -1, 0 }, bad = { 0, 1000000000 };
+  struct timespec soon = in_ms (CLOCK_REALTIME, 10);
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), EDEADLK);
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), EDEADLK);
+  ck_assert_int_eq (pthread_rwlock_timedrdlock (&l, &soon), EDEADLK);
+  ck_assert_int_eq (pthread_rwlock_timedwrlock (&l, &past), EDEADLK);
+  ck_assert_int_eq (pthread_rwlock_clockrdlock (&l, CLOCK_MONOTONIC, &past),
+                    EDEADLK);
+  ck_assert_int_eq (pthread_rwlock_clockwrlock (&l, CLOCK_MONOTONIC, &past),
+                    EDEADLK);
+  ck_assert_int_eq (pthread_rwlock_tryrdlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  /* An invalid time is reported before anything else.  */
+  ck_assert_int_eq (pthread_rwlock_timedwrlock (&l, &bad), EINVAL);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+START_TEST (test_errors_free_lock)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  struct timespec past = { -1, 0 }, bad = { 0, -1 }, zero = { 0, 0 };
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), EPERM);
+  ck_assert_int_eq (pthread_rwlock_timedrdlock (&l, &bad), EINVAL);
+  ck_assert_int_eq (pthread_rwlock_clockwrlock (&l, CLOCK_PROCESS_CPUTIME_ID,
+                                                &zero), EINVAL);
+  ck_assert_int_eq (pthread_rwlock_clockrdlock (&l, CLOCK_THREAD_CPUTIME_ID,
+                                                &zero), EINVAL);
+  /* A lock that is free is taken whatever the deadline.  */
+  ck_assert_int_eq (pthread_rwlock_timedrdlock (&l, &past), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_clockwrlock (&l, CLOCK_MONOTONIC, &past),
+                    0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+}
+END_TEST
+
+struct timed_try
+{
+  pthread_rwlock_t *lock;
+  int rd, wr, rd_mono, wr_mono, past;
+};
+
+static void *
+try_timed (void *arg)
+{
+  struct timed_try *t = arg;
+  struct timespec rt = in_ms (CLOCK_REALTIME, 20);
+  struct timespec mono = in_ms (CLOCK_MONOTONIC, 20);
+  struct timespec past = { -1, 0 };
+  t->rd = pthread_rwlock_timedrdlock (t->lock, &rt);
+  t->wr = pthread_rwlock_timedwrlock (t->lock, &rt);
+  t->rd_mono = pthread_rwlock_clockrdlock (t->lock, CLOCK_MONOTONIC, &mono);
+  t->wr_mono = pthread_rwlock_clockwrlock (t->lock, CLOCK_MONOTONIC, &mono);
+  t->past = pthread_rwlock_timedwrlock (t->lock, &past);
+  return NULL;
+}
+
+START_TEST (test_timeouts)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  struct timed_try t = { .lock = &l };
+  pthread_t th;
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  ck_assert_int_eq (pthread_create (&th, NULL, try_timed, &t), 0);
+  ck_assert_int_eq (pthread_join (th, NULL), 0);
+  ck_assert_int_eq (t.rd, ETIMEDOUT);
+  ck_assert_int_eq (t.wr, ETIMEDOUT);
+  ck_assert_int_eq (t.rd_mono, ETIMEDOUT);
+  ck_assert_int_eq (t.wr_mono, ETIMEDOUT);
+  ck_assert_int_eq (t.past, ETIMEDOUT);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+
+  /* Held for reading: readers enter, writers time out.  */
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_create (&th, NULL, try_timed, &t), 0);
+  ck_assert_int_eq (pthread_join (th, NULL), 0);
+  ck_assert_int_eq (t.rd, 0);
+  ck_assert_int_eq (t.wr, ETIMEDOUT);
+  ck_assert_int_eq (t.rd_mono, 0);
+  ck_assert_int_eq (t.wr_mono, ETIMEDOUT);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+/* --- preference ---------------------------------------------------------- */
+
+struct blocked
+{
+  pthread_rwlock_t *lock;
+  _Atomic int tid;
+  _Atomic int done;
+  int result;
+};
+
+static void *
+blocked_writer (void *arg)
+{
+  struct blocked *b = arg;
+  atomic_store (&b->tid, current_tid ());
+  b->result = pthread_rwlock_wrlock (b->lock);
+  atomic_store (&b->done, 1);
+  if (b->result == 0)
+    pthread_rwlock_unlock (b->lock);
+  return NULL;
+}
+
+static void *
+blocked_reader (void *arg)
+{
+  struct blocked *b = arg;
+  atomic_store (&b->tid, current_tid ());
+  b->result = pthread_rwlock_rdlock (b->lock);
+  atomic_store (&b->done, 1);
+  if (b->result == 0)
+    pthread_rwlock_unlock (b->lock);
+  return NULL;
+}
+
+static void
+start_blocked (pthread_t *th, struct blocked *b, void *(*fn) (void *))
+{
+  ck_assert_int_eq (pthread_create (th, NULL, fn, b), 0);
+  while (atomic_load (&b->tid) == 0)
+    usleep (100);
+  wait_until_sleeping (atomic_load (&b->tid));
+  ck_assert_int_eq (atomic_load (&b->done), 0);
+}
+
+/* With a reader inside and a writer waiting: can a new reader enter?  */
+static void
+check_preference (pthread_rwlock_t *l, bool writer_first)
+{
+  struct blocked w = { .lock = l }, r = { .lock = l };
+  pthread_t wt, rt;
+  ck_assert_int_eq (pthread_rwlock_rdlock (l), 0);
+  start_blocked (&wt, &w, blocked_writer);
+  if (writer_first)
+    {
+      ck_assert_int_eq (pthread_rwlock_tryrdlock (l), EBUSY);
+      start_blocked (&rt, &r, blocked_reader);
+    }
+  else
+    {
+      ck_assert_int_eq (pthread_rwlock_tryrdlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+    }
+  ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+  ck_assert_int_eq (pthread_join (wt, NULL), 0);
+  ck_assert_int_eq (w.result, 0);
+  if (writer_first)
+    {
+      ck_assert_int_eq (pthread_join (rt, NULL), 0);
+      ck_assert_int_eq (r.result, 0);
+    }
+  ck_assert_int_eq (pthread_rwlock_destroy (l), 0);
+}
+
+START_TEST (test_writer_preference)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+  check_preference (&l, true);
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setkind_np (&attr,
+                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init (&l, &attr);
+  check_preference (&l, true);
+}
+END_TEST
+
+START_TEST (test_reader_preference)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  check_preference (&l, false);
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setkind_np (&attr, PTHREAD_RWLOCK_PREFER_WRITER_NP);
+  pthread_rwlock_init (&l, &attr);
+  check_preference (&l, false);
+}
+END_TEST
+
+/* A writer waits for every reader, a reader for the writer.  */
+START_TEST (test_blocking)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  struct blocked w = { .lock = &l }, r = { .lock = &l };
+  pthread_t wt, rt;
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  start_blocked (&wt, &w, blocked_writer);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (atomic_load (&w.done), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_join (wt, NULL), 0);
+  ck_assert_int_eq (w.result, 0);
+
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  start_blocked (&rt, &r, blocked_reader);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_join (rt, NULL), 0);
+  ck_assert_int_eq (r.result, 0);
+}
+END_TEST
+
+/* --- stress ------------------------------------------------------------ */
+
+#define WORDS 8
+#define STRESS_THREADS 4
+#define STRESS_OPS 40000
+
+struct shared_data
+{
+  pthread_rwlock_t lock;
+  unsigned long words[WORDS];
+  unsigned long writes;      /* plain: a lost update shows */
+  _Atomic unsigned long expected_writes;
+  _Atomic int torn;
+  _Atomic int errors;
+  bool timed;
+};
+
+static int
+take (struct shared_data *d, bool write)
+{
+  if (!d->timed)
+    return write ? pthread_rwlock_wrlock (&d->lock)
+                 : pthread_rwlock_rdlock (&d->lock);
+  /* Short deadlines: many waits give up, exercising the timeout paths
+     and the waiting bits they leave behind.  */
+  for (;;)
+    {
+      struct timespec soon = in_ms (CLOCK_MONOTONIC, 1);
+      int err = write
+                ? pthread_rwlock_clockwrlock (&d->lock, CLOCK_MONOTONIC, &soon)
+                : pthread_rwlock_clockrdlock (&d->lock, CLOCK_MONOTONIC, &soon);
+      if (err != ETIMEDOUT)
+        return err;
+    }
+}
+
+static void *
+stress_body (void *arg)
+{
+  struct shared_data *d = arg;
+  unsigned seed = (unsigned) current_tid ();
+  for (int i = 0; i < STRESS_OPS; i++)
+    {
+      bool write = rand_r (&seed) % 16 == 0;
+      if (take (d, write) != 0)
+        {
+          atomic_fetch_add (&d->errors, 1);
+          continue;
+        }
+      if (write)
+        {
+          unsigned long v = d->words[0] + 1;
+          for (int w = 0; w < WORDS; w++)
+            d->words[w] = v;
+          d->writes++;
+          atomic_fetch_add (&d->expected_writes, 1);
+        }
+      else
+        for (int w = 1; w < WORDS; w++)
+          if (d->words[w] != d->words[0])
+            atomic_fetch_add (&d->torn, 1);
+      if (pthread_rwlock_unlock (&d->lock) != 0)
+        atomic_fetch_add (&d->errors, 1);
+    }
+  return NULL;
+}
+
+static void
+run_stress (struct shared_data *d)
+{
+  pthread_t th[STRESS_THREADS];
+  for (int i = 0; i < STRESS_THREADS; i++)
+    ck_assert_int_eq (pthread_create (&th[i], NULL, stress_body, d), 0);
+  for (int i = 0; i < STRESS_THREADS; i++)
+    ck_assert_int_eq (pthread_join (th[i], NULL), 0);
+  ck_assert_int_eq (atomic_load (&d->torn), 0);
+  ck_assert_int_eq (atomic_load (&d->errors), 0);
+  ck_assert_uint_eq (d->writes, atomic_load (&d->expected_writes));
+  ck_assert_uint_eq (d->words[0], d->writes);
+  ck_assert_int_eq (pthread_rwlock_destroy (&d->lock), 0);
+}
+
+static const int stress_kinds[] = {
+  PTHREAD_RWLOCK_PREFER_READER_NP,
+  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP,
+};
+
+START_TEST (test_stress)
+{
+  static struct shared_data d;
+  memset (&d, 0, sizeof d);
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setkind_np (&attr, stress_kinds[_i % 2]);
+  pthread_rwlock_init (&d.lock, &attr);
+  d.timed = _i >= 2;
+  run_stress (&d);
+}
+END_TEST
+
+/* Two processes take turns under a process-shared write lock.  */
+START_TEST (test_pshared)
+{
+  struct shared_data *d = mmap (NULL, sizeof *d, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ck_assert (d != MAP_FAILED);
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setpshared (&attr, PTHREAD_PROCESS_SHARED);
+  pthread_rwlockattr_setkind_np (&attr, stress_kinds[_i]);
+  ck_assert_int_eq (pthread_rwlock_init (&d->lock, &attr), 0);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  stress_body (d);
+  if (pid == 0)
+    _exit (0);
+  int status;
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  ck_assert_int_eq (atomic_load (&d->torn), 0);
+  ck_assert_int_eq (atomic_load (&d->errors), 0);
+  ck_assert_uint_eq (d->writes, atomic_load (&d->expected_writes));
+  munmap (d, sizeof *d);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("rwlock");
+  TCase *tc = tcase_create ("api");
+  tcase_set_timeout (tc, TIMEOUT);
+  tcase_add_test (tc, test_initialisers);
+  tcase_add_test (tc, test_attributes);
+  tcase_add_test (tc, test_old_versions);
+  tcase_add_test (tc, test_errors_own_write_lock);
+  tcase_add_test (tc, test_errors_free_lock);
+  tcase_add_test (tc, test_timeouts);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("blocking");
+  tcase_set_timeout (tc, TIMEOUT);
+  tcase_add_test (tc, test_writer_preference);
+  tcase_add_test (tc, test_reader_preference);
+  tcase_add_test (tc, test_blocking);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("stress");
+  tcase_set_timeout (tc, TIMEOUT);
+  /* Both kinds, plain and with short timeouts.  */
+  tcase_add_loop_test (tc, test_stress, 0, 4);
+  tcase_add_loop_test (tc, test_pshared, 0, 2);
+  suite_add_tcase (s, tc);
+  return xp_test_run (s);
+}
