@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <netdb.h>
+#include <sched.h>
 #include <string.h>
 
 #define XP_RSEQ_AREA_SIZE 32
@@ -195,14 +196,34 @@ xp_compat_thread_finish (struct xp_thread *self)
 
 /* glibc's priority-protection code keeps a copy of the thread's policy
    and priority in its thread record; a change made through xpthread must
-   reach that copy, or unlocking such a mutex restores a stale priority.  */
+   reach that copy, or unlocking such a mutex restores a stale priority.
+   A raw thread's record is ours to update; a thread glibc started (hosted,
+   or adopted) has glibc's own setter repeat the change, which also lets
+   glibc apply the ceilings of the mutexes the thread holds.  */
 void
 xp_compat_note_scheduling (struct xp_thread *t, int policy, int priority)
 {
-  if (xp_mode != XP_MODE_RAW || t->tp == NULL)
+  if (t->kind == XP_THREAD_RAW)
+    {
+      char *tp = t->tp;
+      if (policy >= 0)
+        *(int *) (tp + xp_glibc.off_schedpolicy) = policy;
+      *(int *) (tp + xp_glibc.off_sched_priority) = priority;
+      return;
+    }
+  if (t->host == 0)
     return;
-  char *tp = t->tp;
   if (policy >= 0)
-    *(int *) (tp + xp_glibc.off_schedpolicy) = policy;
-  *(int *) (tp + xp_glibc.off_sched_priority) = priority;
+    {
+      int (*set) (pthread_t, int, const struct sched_param *)
+        = xp_glibc_function ("pthread_setschedparam", "GLIBC_2.2.5");
+      struct sched_param param = { .sched_priority = priority };
+      set (t->host, policy, &param);
+    }
+  else
+    {
+      int (*set) (pthread_t, int)
+        = xp_glibc_function ("pthread_setschedprio", "GLIBC_2.34");
+      set (t->host, priority);
+    }
 }

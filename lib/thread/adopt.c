@@ -4,6 +4,7 @@
    descriptor is released when the thread ends, through glibc's
    thread_local destructor list, which glibc runs for its own threads.  */
 #define _GNU_SOURCE
+#include "compat.h"
 #include "thread.h"
 #include <sched.h>
 #include <stdlib.h>
@@ -50,6 +51,10 @@ xp_adopt_current (void)
     }
   t->kind = XP_THREAD_ADOPTED;
   t->tid = tid;
+  /* glibc's handle of the thread, for what glibc must hear about it.  */
+  pthread_t (*glibc_self) (void)
+    = xp_glibc_function ("pthread_self", "GLIBC_2.2.5");
+  t->host = glibc_self ();
   long policy = xp_syscall1 (SYS_sched_getscheduler, 0);
   t->realtime = policy == SCHED_FIFO || policy == SCHED_RR;
   xp_self_ptr = t;
