@@ -19,9 +19,11 @@
    takes the lock with 1 while others sleep is harmless: a sleeper woken
    for it swaps 2 back in before sleeping again, so the next unlock wakes.
 
-   Every successful lock records the owner's tid and counts __nusers, as
-   glibc does, so that error checks, recursion and destroy's EBUSY work
-   and a shared mutex looks the same to a glibc process.  */
+   Every kind but the default private one records the owner's tid and
+   counts __nusers, as glibc does, so that error checks and recursion work
+   and a shared mutex looks the same to a glibc process.  The default
+   private mutex skips that bookkeeping, which only a debugger would see:
+   it keeps the common lock and unlock to a handful of instructions.  */
 #define _GNU_SOURCE
 #include "mutex.h"
 #include "export.h"
@@ -40,15 +42,19 @@ self_tid (void)
 }
 
 static inline void
-take_ownership (pthread_mutex_t *m, int tid)
+take_ownership (pthread_mutex_t *m, int kind, int tid)
 {
+  if (kind == 0)
+    return;
   m->__data.__owner = tid;
   m->__data.__nusers++;
 }
 
 static inline void
-give_up_ownership (pthread_mutex_t *m)
+give_up_ownership (pthread_mutex_t *m, int kind)
 {
+  if (kind == 0)
+    return;
   m->__data.__owner = 0;
   m->__data.__nusers--;
 }
@@ -130,7 +136,7 @@ lock_typed (pthread_mutex_t *m, int kind, clockid_t clock,
     return err;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
-  take_ownership (m, tid);
+  take_ownership (m, kind, tid);
   return 0;
 }
 
@@ -143,6 +149,14 @@ lock_any (pthread_mutex_t *m, int kind, clockid_t clock,
   if (!xp_mutex_word_protocol (kind))
     return xp_glibc_mutex ()->clocklock (m, clock, abstime);
   return lock_typed (m, kind, clock, abstime);
+}
+
+static __attribute__ ((noinline)) int
+lock_slow (pthread_mutex_t *m, int kind)
+{
+  if (!xp_mutex_word_protocol (kind) && kind >= 0)
+    return xp_glibc_mutex ()->lock (m);
+  return lock_any (m, kind, CLOCK_REALTIME, NULL);
 }
 
 /* While the process has a single thread (glibc's own flag, cleared for
@@ -163,19 +177,13 @@ pthread_mutex_lock (pthread_mutex_t *m)
       if (alone () && m->__data.__lock == 0)
         {
           m->__data.__lock = 1;
-          take_ownership (m, self_tid ());
           return 0;
         }
       int expected = 0;
       if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
-        {
-          take_ownership (m, self_tid ());
-          return 0;
-        }
+        return 0;
     }
-  if (!xp_mutex_word_protocol (kind) && kind >= 0)
-    return xp_glibc_mutex ()->lock (m);
-  return lock_any (m, kind, CLOCK_REALTIME, NULL);
+  return lock_slow (m, kind);
 }
 XP_EXPORT (pthread_mutex_lock)
 
@@ -218,7 +226,7 @@ pthread_mutex_trylock (pthread_mutex_t *m)
     return EBUSY;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
-  take_ownership (m, tid);
+  take_ownership (m, kind, tid);
   return 0;
 }
 XP_EXPORT (pthread_mutex_trylock)
@@ -235,29 +243,32 @@ unlock_typed (pthread_mutex_t *m, int kind)
       if (type == PTHREAD_MUTEX_RECURSIVE_NP && --m->__data.__count != 0)
         return 0;
     }
-  give_up_ownership (m);
+  give_up_ownership (m, kind);
   release_word (m, kind);
   return 0;
+}
+
+static __attribute__ ((noinline)) int
+unlock_slow (pthread_mutex_t *m, int kind)
+{
+  if (xp_unlikely (kind < 0))
+    return EINVAL;
+  if (!xp_mutex_word_protocol (kind))
+    return xp_glibc_mutex ()->unlock (m);
+  return unlock_typed (m, kind);
 }
 
 int
 pthread_mutex_unlock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
-  if (xp_likely (kind == 0))
-    {
-      give_up_ownership (m);
-      if (alone () && m->__data.__lock == 1)
-        m->__data.__lock = 0;
-      else
-        release_word (m, kind);
-      return 0;
-    }
-  if (xp_unlikely (kind < 0))
-    return EINVAL;
-  if (!xp_mutex_word_protocol (kind))
-    return xp_glibc_mutex ()->unlock (m);
-  return unlock_typed (m, kind);
+  if (xp_unlikely (kind != 0))
+    return unlock_slow (m, kind);
+  if (alone () && m->__data.__lock == 1)
+    m->__data.__lock = 0;
+  else if (xp_unlikely (xp_exchange_release (&m->__data.__lock, 0) == 2))
+    xp_futex_wake (&m->__data.__lock, 1, true);
+  return 0;
 }
 XP_EXPORT (pthread_mutex_unlock)
 
@@ -272,7 +283,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
     return err;
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
-  take_ownership (m, self_tid ());
+  take_ownership (m, kind, self_tid ());
   return 0;
 }
 
