@@ -13,12 +13,16 @@
    cond_pingpong_rate: two threads hand a token back and forth through a
    mutex and two condition variables; round trips per second.
 
+   With -k adaptive every metric name starts with "adaptive_".
+
    usage: bench-mutex [-k default|adaptive] [-s SECONDS]  */
 #include "bench.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
 static pthread_mutex_t lock;
+/* Metric name prefix: "" for the default mutex, "adaptive_" for -k.  */
+static const char *prefix = "";
 static double seconds_per_cell = 0.3;
 static volatile unsigned long sink;
 static double spins_per_ns;
@@ -113,9 +117,11 @@ contended_cell (int threads, int cs_ns)
         most = c[i].count;
     }
   char name[64];
-  snprintf (name, sizeof name, "contended_T%d_cs%d", threads, cs_ns);
+  snprintf (name, sizeof name, "%scontended_T%d_cs%d", prefix, threads,
+            cs_ns);
   bench_metric (name, total / elapsed, "ops/s", 1);
-  snprintf (name, sizeof name, "fairness_T%d_cs%d", threads, cs_ns);
+  snprintf (name, sizeof name, "%sfairness_T%d_cs%d", prefix, threads,
+            cs_ns);
   bench_metric (name, most > 0 ? (double) least / most : 0, "min/max", 1);
 }
 
@@ -163,7 +169,10 @@ main (int argc, char **argv)
   pthread_mutexattr_init (&attr);
   while ((opt = getopt (argc, argv, "k:s:")) != -1)
     if (opt == 'k' && strcmp (optarg, "adaptive") == 0)
-      pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+      {
+        pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+        prefix = "adaptive_";
+      }
     else if (opt == 's')
       seconds_per_cell = atof (optarg);
     else if (opt != 'k' || strcmp (optarg, "default") != 0)
@@ -175,13 +184,15 @@ main (int argc, char **argv)
   pthread_mutex_init (&lock, &attr);
   bench_print_impl ();
   calibrate ();
-  bench_metric ("uncontended_pair_ns", uncontended_pair_ns (), "ns", 0);
+  char name[64];
+  snprintf (name, sizeof name, "%suncontended_pair_ns", prefix);
+  bench_metric (name, uncontended_pair_ns (), "ns", 0);
   static const int threads[] = { 2, 4, 8 };
   static const int cs[] = { 0, 50, 1000 };
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
       contended_cell (threads[i], cs[j]);
-  bench_metric ("cond_pingpong_rate", cond_pingpong_rate (100000),
-                "round-trips/s", 1);
+  snprintf (name, sizeof name, "%scond_pingpong_rate", prefix);
+  bench_metric (name, cond_pingpong_rate (100000), "round-trips/s", 1);
   return 0;
 }
