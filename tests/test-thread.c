@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +439,50 @@ START_TEST (mode_is_reported)
 }
 END_TEST
 
+/* A thread glibc starts itself (a SIGEV_THREAD timer's) is adopted the
+   first time it uses the API, and its thread-specific data destructors run
+   when it ends.  */
+static pthread_key_t foreign_key;
+static int foreign_destructor_ran;
+static int foreign_ok;
+static pthread_t foreign_main;
+
+static void
+foreign_destructor (void *value)
+{
+  if (value == &foreign_key)
+    __atomic_store_n (&foreign_destructor_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void
+timer_callback (union sigval sv)
+{
+  pthread_t self = pthread_self ();
+  bool distinct = !pthread_equal (self, foreign_main)
+                  && pthread_equal (self, pthread_self ());
+  bool tsd = pthread_setspecific (foreign_key, &foreign_key) == 0
+             && pthread_getspecific (foreign_key) == &foreign_key;
+  __atomic_store_n (&foreign_ok, distinct && tsd ? 1 : -1, __ATOMIC_RELEASE);
+}
+
+START_TEST (glibc_timer_thread_is_adopted)
+{
+  foreign_main = pthread_self ();
+  ck_assert_int_eq (pthread_key_create (&foreign_key, foreign_destructor), 0);
+  struct sigevent sev = { .sigev_notify = SIGEV_THREAD,
+                          .sigev_notify_function = timer_callback };
+  timer_t timer;
+  ck_assert_int_eq (timer_create (CLOCK_MONOTONIC, &sev, &timer), 0);
+  struct itimerspec when = { .it_value = { .tv_nsec = 1000000 } };
+  ck_assert_int_eq (timer_settime (timer, 0, &when, NULL), 0);
+  while (__atomic_load_n (&foreign_ok, __ATOMIC_ACQUIRE) == 0)
+    sched_yield ();
+  ck_assert_int_eq (foreign_ok, 1);
+  wait_for_count (&foreign_destructor_ran, 1);
+  timer_delete (timer);
+}
+END_TEST
+
 Suite *
 thread_suite (void)
 {
@@ -452,6 +497,7 @@ thread_suite (void)
   tcase_add_test (tc, detached_threads_run_and_recycle);
   tcase_add_test (tc, detach_after_exit_releases);
   tcase_add_test (tc, mode_is_reported);
+  tcase_add_test (tc, glibc_timer_thread_is_adopted);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("join-errors");
