@@ -1,8 +1,9 @@
 /* Per-thread credentials (<xpthread.h>), and process-wide set*id reaching
-   every thread.  Most checks need root; without it they say so and check
-   only what an unprivileged process can.  The functions are looked up
-   with dlsym so that the suite also runs as a plain program under
-   LD_PRELOAD.  */
+   every thread.  Most tests need root: without it they are not run at all
+   (so that they cannot count as passed) and the suite prints how many it
+   skipped.  The functions are looked up with dlsym so that the suite also
+   runs as a plain program under LD_PRELOAD.  Tests that change the
+   process's ids rely on Check running each test in a child process.  */
 #define _GNU_SOURCE
 #include "common.h"
 #include <dirent.h>
@@ -11,26 +12,38 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <xpthread.h>
 
 struct cred_api
 {
   int (*setfsuid) (uid_t);
   int (*setfsgid) (gid_t);
   uid_t (*getfsuid) (void);
+  gid_t (*getfsgid) (void);
   int (*setresuid) (uid_t, uid_t, uid_t);
+  int (*setresgid) (gid_t, gid_t, gid_t);
   int (*getresuid) (uid_t *, uid_t *, uid_t *);
+  int (*getresgid) (gid_t *, gid_t *, gid_t *);
   int (*setgroups) (size_t, const gid_t *);
   int (*getgroups) (size_t, gid_t *, size_t *);
+  int (*identity_switch) (const struct xpthread_identity_np *, int,
+                          struct xpthread_identity_saved_np *);
+  int (*identity_restore) (struct xpthread_identity_saved_np *);
 };
 
 static struct cred_api api;
@@ -43,36 +56,151 @@ lookup (const char *name)
   return f;
 }
 
+/* A fixture: every test starts with the API at hand.  */
 static void
 load_api (void)
 {
   *(void **) &api.setfsuid = lookup ("xpthread_setfsuid_np");
   *(void **) &api.setfsgid = lookup ("xpthread_setfsgid_np");
   *(void **) &api.getfsuid = lookup ("xpthread_getfsuid_np");
+  *(void **) &api.getfsgid = lookup ("xpthread_getfsgid_np");
   *(void **) &api.setresuid = lookup ("xpthread_setresuid_np");
+  *(void **) &api.setresgid = lookup ("xpthread_setresgid_np");
   *(void **) &api.getresuid = lookup ("xpthread_getresuid_np");
+  *(void **) &api.getresgid = lookup ("xpthread_getresgid_np");
   *(void **) &api.setgroups = lookup ("xpthread_setgroups_np");
   *(void **) &api.getgroups = lookup ("xpthread_getgroups_np");
+  *(void **) &api.identity_switch = lookup ("xpthread_identity_switch_np");
+  *(void **) &api.identity_restore = lookup ("xpthread_identity_restore_np");
 }
 
-static bool
-need_root (const char *test)
+/* The numbers of one line ("Uid:", "Gid:", "Groups:") of a thread's
+   /proc status, at most MAX of them; how many there were.  */
+static int
+status_numbers (pid_t tid, const char *field, long *out, int max)
 {
-  if (geteuid () == 0)
-    return true;
-  printf ("%s: skipped, needs root\n", test);
-  return false;
+  char path[64], line[4096];
+  snprintf (path, sizeof path, "/proc/self/task/%d/status", (int) tid);
+  FILE *f = fopen (path, "r");
+  ck_assert_msg (f != NULL, "cannot open %s", path);
+  size_t len = strlen (field);
+  int n = -1;
+  while (n < 0 && fgets (line, sizeof line, f) != NULL)
+    if (strncmp (line, field, len) == 0)
+      {
+        char *p = line + len, *end;
+        for (n = 0; n < max; n++, p = end)
+          {
+            out[n] = strtol (p, &end, 10);
+            if (end == p)
+              break;
+          }
+      }
+  fclose (f);
+  ck_assert_msg (n >= 0, "%s has no %s line", path, field);
+  return n;
 }
+
+/* Compare a thread's real, effective, saved and file-system ids.  */
+static void
+assert_ids (pid_t tid, const char *field, long r, long e, long s, long fs)
+{
+  long v[4];
+  ck_assert_int_eq (status_numbers (tid, field, v, 4), 4);
+  ck_assert_msg (v[0] == r && v[1] == e && v[2] == s && v[3] == fs,
+                 "thread %d: %s %ld %ld %ld %ld, expected %ld %ld %ld %ld",
+                 (int) tid, field, v[0], v[1], v[2], v[3], r, e, s, fs);
+}
+
+static void
+assert_groups (pid_t tid, int n, const long *expected)
+{
+  long v[64];
+  int got = status_numbers (tid, "Groups:", v, 64);
+  ck_assert_msg (got == n, "thread %d has %d groups, expected %d",
+                 (int) tid, got, n);
+  for (int i = 0; i < n; i++)
+    ck_assert_msg (v[i] == expected[i], "thread %d: group %d is %ld, not %ld",
+                   (int) tid, i, v[i], expected[i]);
+}
+
+/* Create PATH and return its owner and group.  */
+static void
+create_file (const char *path, uid_t *uid, gid_t *gid)
+{
+  int fd = open (path, O_CREAT | O_WRONLY | O_EXCL, 0644);
+  ck_assert_msg (fd >= 0, "cannot create %s: %s", path, strerror (errno));
+  struct stat st;
+  ck_assert_int_eq (fstat (fd, &st), 0);
+  close (fd);
+  *uid = st.st_uid;
+  *gid = st.st_gid;
+}
+
+/* A directory anyone may create files in, removed at exit.  */
+static char scratch[] = "/tmp/xpthread-cred-XXXXXX";
+
+static void
+remove_scratch (void)
+{
+  char command[sizeof scratch + 16];
+  snprintf (command, sizeof command, "rm -rf %s", scratch);
+  if (system (command) != 0)
+    fprintf (stderr, "cannot remove %s\n", scratch);
+}
+
+static void
+make_scratch (void)
+{
+  ck_assert_ptr_nonnull (mkdtemp (scratch));
+  ck_assert_int_eq (chmod (scratch, 0777), 0);
+  atexit (remove_scratch);
+}
+
+/* Make system call NR fail with EPERM in the calling thread (and threads
+   it creates later) when argument ARG holds VALUE in its low 32 bits (ids
+   are 32 bits), or always when ARG is -1.  Stacked filters all apply.  */
+static void
+deny_syscall (int nr, int arg, uint32_t value)
+{
+  uint32_t offset = offsetof (struct seccomp_data, args)
+                    + 8 * (arg < 0 ? 0 : arg);
+  struct sock_filter code[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 3),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offset),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, value, 0, arg < 0 ? 0 : 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { sizeof code / sizeof code[0], code };
+  ck_assert_int_eq (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+  ck_assert_int_eq (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+/* Threads that wait until the process ends; glibc's set*id signal
+   interrupts pause, so keep waiting.  */
+static void *
+idle (void *arg)
+{
+  for (;;)
+    pause ();
+  return arg;
+}
+
+/* ---- per-thread ids ------------------------------------------------- */
 
 /* Two workers with different file-system identities create files at the
-   same time; a third thread and the main thread keep theirs.  */
+   same time; a third thread and the main thread keep theirs; the workers
+   return to root.  */
 struct fs_worker
 {
-  const char *dir;
   uid_t uid;
   pthread_barrier_t *barrier;
   int error;
   uid_t owner;
+  gid_t group;
+  int back_error;
   uid_t fsuid_after_return;
 };
 
@@ -81,89 +209,70 @@ create_as (void *arg)
 {
   struct fs_worker *w = arg;
   char path[PATH_MAX];
-  w->error = api.setfsuid (w->uid);
+  w->error = api.setfsgid (w->uid);
   if (w->error == 0)
-    w->error = api.setfsgid (w->uid);
+    w->error = api.setfsuid (w->uid);
   pthread_barrier_wait (w->barrier);
-  snprintf (path, sizeof path, "%s/file-%u", w->dir, (unsigned) w->uid);
-  int fd = open (path, O_CREAT | O_WRONLY | O_EXCL, 0644);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) != 0)
-    w->error = errno;
-  else
-    w->owner = st.st_uid;
-  if (fd >= 0)
-    close (fd);
+  snprintf (path, sizeof path, "%s/file-%u", scratch, (unsigned) w->uid);
+  if (w->error == 0)
+    create_file (path, &w->owner, &w->group);
+  /* The third thread is checked while both workers are switched.  */
   pthread_barrier_wait (w->barrier);
-  api.setfsuid (0);
+  pthread_barrier_wait (w->barrier);
+  w->back_error = api.setfsuid (0);
   w->fsuid_after_return = api.getfsuid ();
+  return NULL;
+}
+
+static void *
+report_tid (void *arg)
+{
+  *(pid_t *) arg = gettid ();
+  for (;;)
+    pause ();
   return NULL;
 }
 
 START_TEST (fs_identity_per_thread)
 {
-  load_api ();
-  if (!need_root ("fs_identity_per_thread"))
-    return;
-  char dir[] = "/tmp/xpthread-cred-XXXXXX";
-  ck_assert_ptr_nonnull (mkdtemp (dir));
-  ck_assert_int_eq (chmod (dir, 0777), 0);
+  make_scratch ();
   pthread_barrier_t barrier;
-  pthread_barrier_init (&barrier, NULL, 2);
-  struct fs_worker w[2] = { { dir, 1001, &barrier, 0, 0, 1 },
-                            { dir, 1002, &barrier, 0, 0, 1 } };
-  pthread_t t[2];
+  pthread_barrier_init (&barrier, NULL, 3);
+  struct fs_worker w[2] = { { .uid = 1001, .barrier = &barrier },
+                            { .uid = 1002, .barrier = &barrier } };
+  pthread_t t[2], third;
+  volatile pid_t third_tid = 0;
+  ck_assert_int_eq (pthread_create (&third, NULL, report_tid,
+                                    (void *) &third_tid), 0);
   for (int i = 0; i < 2; i++)
     ck_assert_int_eq (pthread_create (&t[i], NULL, create_as, &w[i]), 0);
+  pthread_barrier_wait (&barrier);
+  pthread_barrier_wait (&barrier);
+  while (third_tid == 0)
+    sched_yield ();
+  assert_ids (third_tid, "Uid:", 0, 0, 0, 0);
+  assert_ids (third_tid, "Gid:", 0, 0, 0, 0);
+  assert_ids (gettid (), "Uid:", 0, 0, 0, 0);
+  pthread_barrier_wait (&barrier);
   for (int i = 0; i < 2; i++)
     {
       pthread_join (t[i], NULL);
       ck_assert_int_eq (w[i].error, 0);
       ck_assert_int_eq (w[i].owner, w[i].uid);
+      ck_assert_int_eq (w[i].group, w[i].uid);
+      ck_assert_int_eq (w[i].back_error, 0);
       ck_assert_int_eq (w[i].fsuid_after_return, 0);
     }
-  /* The main thread was never touched.  */
-  ck_assert_int_eq (api.getfsuid (), 0);
   char path[PATH_MAX];
-  snprintf (path, sizeof path, "%s/file-main", dir);
-  int fd = open (path, O_CREAT | O_WRONLY, 0644);
-  struct stat st;
-  ck_assert_int_ge (fd, 0);
-  ck_assert_int_eq (fstat (fd, &st), 0);
-  ck_assert_int_eq (st.st_uid, 0);
-  close (fd);
+  uid_t owner;
+  gid_t group;
+  snprintf (path, sizeof path, "%s/file-main", scratch);
+  create_file (path, &owner, &group);
+  ck_assert_int_eq (owner, 0);
+  ck_assert_int_eq (api.getfsuid (), 0);
   pthread_barrier_destroy (&barrier);
-  char command[PATH_MAX + 16];
-  snprintf (command, sizeof command, "rm -rf %s", dir);
-  ck_assert_int_eq (system (command), 0);
 }
 END_TEST
-
-/* A numeric column of a line of one thread's /proc status; -1 when
-   absent.  */
-static long
-status_field (pid_t tid, const char *field, int column)
-{
-  char path[64], line[512];
-  snprintf (path, sizeof path, "/proc/self/task/%d/status", (int) tid);
-  FILE *f = fopen (path, "r");
-  long value = -1;
-  size_t len = strlen (field);
-  while (f != NULL && fgets (line, sizeof line, f) != NULL)
-    if (strncmp (line, field, len) == 0)
-      {
-        char *p = line + len, *end;
-        for (int i = 0; i <= column; i++, p = end)
-          {
-            value = strtol (p, &end, 10);
-            if (end == p)
-              value = -1;   /* no such column: an empty list */
-          }
-      }
-  if (f != NULL)
-    fclose (f);
-  return value;
-}
 
 struct res_worker
 {
@@ -172,7 +281,7 @@ struct res_worker
   long own_euid, main_euid;
   size_t ngroups;
   gid_t groups[4];
-  long main_groups_first;
+  long main_ngroups;
 };
 
 static void *
@@ -180,21 +289,21 @@ switch_res (void *arg)
 {
   struct res_worker *w = arg;
   static const gid_t mine[] = { 1001, 1002 };
+  long ids[4];
   w->set_error = api.setresuid (-1, 1001, -1);
-  w->own_euid = status_field (gettid (), "Uid:", 1);
-  w->main_euid = status_field (w->main_tid, "Uid:", 1);
+  status_numbers (gettid (), "Uid:", ids, 4);
+  w->own_euid = ids[1];
+  status_numbers (w->main_tid, "Uid:", ids, 4);
+  w->main_euid = ids[1];
   w->back_error = api.setresuid (-1, 0, -1);
   if (api.setgroups (2, mine) == 0)
     api.getgroups (4, w->groups, &w->ngroups);
-  w->main_groups_first = status_field (w->main_tid, "Groups:", 0);
+  w->main_ngroups = status_numbers (w->main_tid, "Groups:", ids, 4);
   return NULL;
 }
 
 START_TEST (res_ids_and_groups_per_thread)
 {
-  load_api ();
-  if (!need_root ("res_ids_and_groups_per_thread"))
-    return;
   ck_assert_int_eq (setgroups (0, NULL), 0);
   struct res_worker w = { .main_tid = gettid () };
   pthread_t t;
@@ -207,16 +316,39 @@ START_TEST (res_ids_and_groups_per_thread)
   ck_assert_uint_eq (w.ngroups, 2);
   ck_assert_int_eq (w.groups[0], 1001);
   ck_assert_int_eq (w.groups[1], 1002);
-  ck_assert_int_eq (w.main_groups_first, -1);   /* still no groups */
+  ck_assert_int_eq (w.main_ngroups, 0);
   uid_t r, e, s;
   ck_assert_int_eq (api.getresuid (&r, &e, &s), 0);
   ck_assert_int_eq (e, 0);
+  gid_t rg, eg, sg;
+  ck_assert_int_eq (api.setresgid (-1, 1003, -1), 0);
+  ck_assert_int_eq (api.getresgid (&rg, &eg, &sg), 0);
+  ck_assert_int_eq (eg, 1003);
+  ck_assert_int_eq (api.getfsgid (), 1003);
 }
 END_TEST
 
+/* The current identity of the calling thread as a switch target, so that
+   a switch needs no privilege.  */
+static gid_t own_groups[NGROUPS_MAX];
+
+static struct xpthread_identity_np
+own_identity (void)
+{
+  size_t n;
+  ck_assert_int_eq (api.getgroups (NGROUPS_MAX, own_groups, &n), 0);
+  return (struct xpthread_identity_np) { geteuid (), getegid (), n,
+                                         own_groups };
+}
+
+static void *
+restore_here (void *saved)
+{
+  return (void *) (long) api.identity_restore (saved);
+}
+
 START_TEST (invalid_arguments)
 {
-  load_api ();
   static gid_t some[2];
   ck_assert_int_eq (api.setfsuid ((uid_t) -1), EINVAL);
   ck_assert_int_eq (api.setfsgid ((gid_t) -1), EINVAL);
@@ -225,130 +357,445 @@ START_TEST (invalid_arguments)
   size_t count;
   ck_assert_int_eq (api.getgroups (2, NULL, &count), EINVAL);
   ck_assert_int_eq (api.getgroups (0, NULL, &count), 0);
+
+  struct xpthread_identity_saved_np saved;
+  struct xpthread_identity_np id = own_identity ();
+  struct xpthread_identity_np bad = id;
+  bad.uid = (uid_t) -1;
+  ck_assert_int_eq (api.identity_switch (&bad, 0, &saved), EINVAL);
+  bad = id;
+  bad.gid = (gid_t) -1;
+  ck_assert_int_eq (api.identity_switch (&bad, 0, &saved), EINVAL);
+  bad = id;
+  bad.ngroups = (size_t) NGROUPS_MAX + 1;
+  ck_assert_int_eq (api.identity_switch (&bad, 0, &saved), EINVAL);
+  bad = id;
+  bad.ngroups = 2;
+  bad.groups = NULL;
+  ck_assert_int_eq (api.identity_switch (&bad, 0, &saved), EINVAL);
+  ck_assert_int_eq (api.identity_switch (&id, 2, &saved), EINVAL);
+  ck_assert_int_eq (api.identity_switch (NULL, 0, &saved), EINVAL);
+  ck_assert_int_eq (api.identity_switch (&id, 0, NULL), EINVAL);
+  ck_assert_int_eq (api.identity_restore (NULL), EINVAL);
+
+  /* A switch to the thread's own identity needs no privilege; its saved
+     identity can be restored once, and only by the same thread.  */
+  ck_assert_int_eq (api.identity_switch (&id, 0, &saved), 0);
+  pthread_t t;
+  void *err;
+  ck_assert_int_eq (pthread_create (&t, NULL, restore_here, &saved), 0);
+  pthread_join (t, &err);
+  ck_assert_int_eq ((long) err, EINVAL);
+  ck_assert_int_eq (api.identity_restore (&saved), 0);
+  ck_assert_int_eq (api.identity_restore (&saved), EINVAL);
 }
 END_TEST
 
 START_TEST (not_permitted_when_unprivileged)
 {
-  load_api ();
-  if (!need_root ("not_permitted_when_unprivileged"))
-    return;
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      static const gid_t root_group[] = { 0 };
-      int fails = 0;
-      if (api.setresuid (65534, 65534, 65534) != 0)
-        _exit (10);
-      fails += api.setfsuid (0) != EPERM;
-      fails += api.setresuid (0, 0, 0) != EPERM;
-      fails += api.setgroups (1, root_group) != EPERM;
-      fails += api.getfsuid () != 65534;
-      _exit (fails);
-    }
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  ck_assert (WIFEXITED (status));
-  ck_assert_int_eq (WEXITSTATUS (status), 0);
+  static const gid_t root_group[] = { 0 };
+  ck_assert_int_eq (api.setgroups (0, NULL), 0);
+  ck_assert_int_eq (api.setresgid (65534, 65534, 65534), 0);
+  ck_assert_int_eq (api.setresuid (65534, 65534, 65534), 0);
+  ck_assert_int_eq (api.setfsuid (0), EPERM);
+  ck_assert_int_eq (api.setfsgid (0), EPERM);
+  ck_assert_int_eq (api.setresuid (0, 0, 0), EPERM);
+  ck_assert_int_eq (api.setresgid (0, 0, 0), EPERM);
+  ck_assert_int_eq (api.setgroups (1, root_group), EPERM);
+  ck_assert_int_eq (api.getfsuid (), 65534);
+  ck_assert_int_eq (api.getfsgid (), 65534);
+
+  struct xpthread_identity_saved_np saved;
+  struct xpthread_identity_np root = { 0, 0, 1, root_group };
+  ck_assert_int_eq (api.identity_switch (&root, 0, &saved), EPERM);
+  ck_assert_int_eq (api.identity_switch (&root, XPTHREAD_IDENTITY_FS_ONLY,
+                                         &saved), EPERM);
+  assert_ids (gettid (), "Uid:", 65534, 65534, 65534, 65534);
+  assert_ids (gettid (), "Gid:", 65534, 65534, 65534, 65534);
+  assert_groups (gettid (), 0, NULL);
 }
 END_TEST
 
-/* Process-wide calls from any thread reach every thread, those xpthread
-   started and the main thread.  Runs in a child that gives up root.  */
-static void *
-idle (void *arg)
+/* ---- identity switch ------------------------------------------------ */
+
+static const gid_t user_groups[] = { 1001, 2000 };
+static const long user_groups_l[] = { 1001, 2000 };
+static const struct xpthread_identity_np user = { 1001, 1001, 2,
+                                                  user_groups };
+
+struct switch_worker
 {
-  /* glibc's set*id signal interrupts pause: keep waiting.  */
-  for (;;)
-    pause ();
-  return arg;
+  int flags;
+  pid_t main_tid;
+};
+
+static void *
+switch_and_return (void *arg)
+{
+  struct switch_worker *w = arg;
+  struct xpthread_identity_saved_np saved, nested;
+  bool fs = w->flags & XPTHREAD_IDENTITY_FS_ONLY;
+  pid_t self = gettid ();
+  static const long root_group[] = { 0 };
+  char path[PATH_MAX];
+  uid_t owner;
+  gid_t group;
+
+  ck_assert_int_eq (api.identity_switch (&user, w->flags, &saved), 0);
+  assert_ids (self, "Uid:", 0, fs ? 0 : 1001, 0, 1001);
+  assert_ids (self, "Gid:", 0, fs ? 0 : 1001, 0, 1001);
+  assert_groups (self, 2, user_groups_l);
+  assert_ids (w->main_tid, "Uid:", 0, 0, 0, 0);
+  assert_groups (w->main_tid, 1, root_group);
+  snprintf (path, sizeof path, "%s/as-user-%d", scratch, w->flags);
+  create_file (path, &owner, &group);
+  ck_assert_int_eq (owner, 1001);
+  ck_assert_int_eq (group, 1001);
+
+  /* Already that identity: nothing to do either way.  */
+  ck_assert_int_eq (api.identity_switch (&user, w->flags, &nested), 0);
+  ck_assert_int_eq (api.identity_restore (&nested), 0);
+  assert_ids (self, "Uid:", 0, fs ? 0 : 1001, 0, 1001);
+
+  ck_assert_int_eq (api.identity_restore (&saved), 0);
+  assert_ids (self, "Uid:", 0, 0, 0, 0);
+  assert_ids (self, "Gid:", 0, 0, 0, 0);
+  assert_groups (self, 1, root_group);
+  snprintf (path, sizeof path, "%s/as-root-%d", scratch, w->flags);
+  create_file (path, &owner, &group);
+  ck_assert_int_eq (owner, 0);
+  return NULL;
 }
+
+static void
+switch_in_worker (int flags)
+{
+  static const gid_t root_group[] = { 0 };
+  ck_assert_int_eq (setgroups (1, root_group), 0);
+  make_scratch ();
+  struct switch_worker w = { flags, gettid () };
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, switch_and_return, &w), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+}
+
+START_TEST (identity_full_switch_and_restore)
+{
+  switch_in_worker (0);
+}
+END_TEST
+
+START_TEST (identity_fs_only_switch_and_restore)
+{
+  switch_in_worker (XPTHREAD_IDENTITY_FS_ONLY);
+}
+END_TEST
+
+/* The previous identity may hold more groups than the saved area has
+   inline room for.  */
+START_TEST (identity_many_groups)
+{
+  enum { MANY = XPTHREAD_IDENTITY_INLINE_GROUPS + 8 };
+  gid_t many[MANY], back[MANY + 1];
+  long many_l[MANY];
+  for (int i = 0; i < MANY; i++)
+    many_l[i] = many[i] = 3000 + i;
+  ck_assert_int_eq (api.setgroups (MANY, many), 0);
+  for (int flags = 0; flags <= XPTHREAD_IDENTITY_FS_ONLY; flags++)
+    {
+      struct xpthread_identity_saved_np saved;
+      ck_assert_int_eq (api.identity_switch (&user, flags, &saved), 0);
+      assert_groups (gettid (), 2, user_groups_l);
+      ck_assert_int_eq (api.identity_restore (&saved), 0);
+      size_t n;
+      ck_assert_int_eq (api.getgroups (MANY + 1, back, &n), 0);
+      ck_assert_uint_eq (n, MANY);
+      assert_groups (gettid (), MANY, many_l);
+    }
+}
+END_TEST
+
+/* A switch to the identity the thread has from its previous switch makes
+   no system call (a denied getgroups would fail it); any other change of
+   the thread's credentials through the library ends that.  */
+START_TEST (identity_noop_switch)
+{
+  struct xpthread_identity_saved_np saved, nested;
+  ck_assert_int_eq (api.identity_switch (&user, XPTHREAD_IDENTITY_FS_ONLY,
+                                         &saved), 0);
+  deny_syscall (SYS_getgroups, -1, 0);
+  ck_assert_int_eq (api.identity_switch (&user, XPTHREAD_IDENTITY_FS_ONLY,
+                                         &nested), 0);
+  ck_assert_int_eq (api.identity_restore (&nested), 0);
+  /* The same ids in the other mode are another identity.  */
+  ck_assert_int_eq (api.identity_switch (&user, 0, &nested), EPERM);
+  ck_assert_int_eq (api.setfsuid (1001), 0);
+  ck_assert_int_eq (api.identity_switch (&user, XPTHREAD_IDENTITY_FS_ONLY,
+                                         &nested), EPERM);
+  ck_assert_int_eq (api.identity_restore (&saved), 0);
+  assert_ids (gettid (), "Uid:", 0, 0, 0, 0);
+}
+END_TEST
+
+/* A full switch whose last step is refused leaves the thread exactly as
+   it was: groups and gid are put back.  */
+START_TEST (identity_failure_part_way_rolls_back)
+{
+  static const gid_t root_group[] = { 0 };
+  static const long root_group_l[] = { 0 };
+  ck_assert_int_eq (api.setgroups (1, root_group), 0);
+  deny_syscall (SYS_setresuid, 1, 1001);
+  deny_syscall (SYS_setfsuid, 0, 1001);
+  struct xpthread_identity_saved_np saved;
+  for (int flags = 0; flags <= XPTHREAD_IDENTITY_FS_ONLY; flags++)
+    {
+      ck_assert_int_eq (api.identity_switch (&user, flags, &saved), EPERM);
+      assert_ids (gettid (), "Uid:", 0, 0, 0, 0);
+      assert_ids (gettid (), "Gid:", 0, 0, 0, 0);
+      assert_groups (gettid (), 1, root_group_l);
+      ck_assert_int_eq (api.identity_restore (&saved), EINVAL);
+    }
+}
+END_TEST
+
+/* If the previous identity cannot be put back, the process stops.  */
+START_TEST (identity_restore_failure_aborts)
+{
+  struct xpthread_identity_saved_np saved;
+  ck_assert_int_eq (api.identity_switch (&user, 0, &saved), 0);
+  deny_syscall (SYS_setresuid, 0, 0);
+  api.identity_restore (&saved);
+}
+END_TEST
+
+START_TEST (identity_rollback_failure_aborts)
+{
+  ck_assert_int_eq (api.setgroups (0, NULL), 0);
+  deny_syscall (SYS_setresuid, 1, 1001);
+  deny_syscall (SYS_setgroups, 0, 0);
+  struct xpthread_identity_saved_np saved;
+  api.identity_switch (&user, 0, &saved);
+}
+END_TEST
+
+/* ---- process-wide set*id -------------------------------------------- */
+
+static const gid_t new_groups[] = { 1005, 1006 };
+
+static int
+call_setgroups (void)
+{
+  return setgroups (2, new_groups);
+}
+
+static int
+call_initgroups (void)
+{
+  /* A user in no group: the list becomes just the given group.  */
+  return initgroups ("xpthread-test-no-such-user", 1005);
+}
+
+#define CALL(name, ...) \
+  static int call_##name (void) { return name (__VA_ARGS__); }
+CALL (setuid, 1005)
+CALL (setgid, 1005)
+CALL (seteuid, 1005)
+CALL (setegid, 1005)
+CALL (setreuid, 1005, 1006)
+CALL (setregid, 1005, 1006)
+CALL (setresuid, 1005, 1006, 1007)
+CALL (setresgid, 1005, 1006, 1007)
+#undef CALL
+
+/* Each call from root, and the ids every thread must have afterwards:
+   real, effective, saved, file-system uid, the same for gid, groups.  */
+static const struct setid_case
+{
+  const char *name;
+  int (*call) (void);
+  long uid[4], gid[4];
+  int ngroups;
+  long groups[2];
+} setid_cases[] = {
+  { "setuid", call_setuid, { 1005, 1005, 1005, 1005 }, { 0, 0, 0, 0 }, 0,
+    { 0 } },
+  { "setgid", call_setgid, { 0, 0, 0, 0 }, { 1005, 1005, 1005, 1005 }, 0,
+    { 0 } },
+  { "seteuid", call_seteuid, { 0, 1005, 0, 1005 }, { 0, 0, 0, 0 }, 0,
+    { 0 } },
+  { "setegid", call_setegid, { 0, 0, 0, 0 }, { 0, 1005, 0, 1005 }, 0,
+    { 0 } },
+  { "setreuid", call_setreuid, { 1005, 1006, 1006, 1006 }, { 0, 0, 0, 0 },
+    0, { 0 } },
+  { "setregid", call_setregid, { 0, 0, 0, 0 }, { 1005, 1006, 1006, 1006 },
+    0, { 0 } },
+  { "setresuid", call_setresuid, { 1005, 1006, 1007, 1006 }, { 0, 0, 0, 0 },
+    0, { 0 } },
+  { "setresgid", call_setresgid, { 0, 0, 0, 0 }, { 1005, 1006, 1007, 1006 },
+    0, { 0 } },
+  { "setgroups", call_setgroups, { 0, 0, 0, 0 }, { 0, 0, 0, 0 }, 2,
+    { 1005, 1006 } },
+  { "initgroups", call_initgroups, { 0, 0, 0, 0 }, { 0, 0, 0, 0 }, 1,
+    { 1005 } },
+};
+#define N_SETID_CASES (int) (sizeof setid_cases / sizeof setid_cases[0])
 
 static void
 timer_noop (union sigval value)
 {
 }
 
-static void *
-drop_privileges (void *arg)
-{
-  static const gid_t group[] = { 1005 };
-  int err = 0;
-  if (setgroups (1, group) != 0 || setresgid (1005, 1005, 1005) != 0
-      || setresuid (1005, 1005, 1005) != 0)
-    err = errno;
-  return (void *) (long) err;
-}
-
 static int
-threads_with_uid_and_group (long uid, long group)
+count_threads (void)
 {
   DIR *d = opendir ("/proc/self/task");
+  ck_assert_ptr_nonnull (d);
+  int n = 0;
   struct dirent *e;
-  int wrong = 0, seen = 0;
+  while ((e = readdir (d)) != NULL)
+    n += e->d_name[0] != '.';
+  closedir (d);
+  return n;
+}
+
+/* Two threads started with pthread_create and glibc's own helper thread
+   for SIGEV_THREAD timers, next to the main thread.  */
+static void
+start_bystanders (void)
+{
+  pthread_t t;
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq (pthread_create (&t, NULL, idle, NULL), 0);
+  int before = count_threads ();
+  struct sigevent sev = { .sigev_notify = SIGEV_THREAD,
+                          .sigev_notify_function = timer_noop };
+  timer_t timer;
+  ck_assert_int_eq (timer_create (CLOCK_MONOTONIC, &sev, &timer), 0);
+  ck_assert_int_eq (count_threads (), before + 1);
+}
+
+static void *
+call_in_worker (void *arg)
+{
+  const struct setid_case *c = arg;
+  return (void *) (long) (c->call () == 0 ? 0 : errno);
+}
+
+/* Iteration i: case i / 2, called from the main thread (even) or from a
+   worker (odd).  */
+START_TEST (process_wide_setid_reaches_every_thread)
+{
+  const struct setid_case *c = &setid_cases[_i / 2];
+  bool from_worker = _i % 2;
+  ck_assert_int_eq (setgroups (0, NULL), 0);
+  start_bystanders ();
+  if (from_worker)
+    {
+      pthread_t t;
+      void *err;
+      ck_assert_int_eq (pthread_create (&t, NULL, call_in_worker,
+                                        (void *) c), 0);
+      ck_assert_int_eq (pthread_join (t, &err), 0);
+      ck_assert_msg (err == NULL, "%s: %s", c->name,
+                     strerror ((int) (long) err));
+    }
+  else
+    ck_assert_msg (c->call () == 0, "%s: %s", c->name, strerror (errno));
+
+  DIR *d = opendir ("/proc/self/task");
+  ck_assert_ptr_nonnull (d);
+  int seen = 0;
+  struct dirent *e;
   while ((e = readdir (d)) != NULL)
     {
       if (e->d_name[0] == '.')
         continue;
       pid_t tid = atoi (e->d_name);
+      assert_ids (tid, "Uid:", c->uid[0], c->uid[1], c->uid[2], c->uid[3]);
+      assert_ids (tid, "Gid:", c->gid[0], c->gid[1], c->gid[2], c->gid[3]);
+      assert_groups (tid, c->ngroups, c->groups);
       seen++;
-      wrong += status_field (tid, "Uid:", 0) != uid
-               || status_field (tid, "Uid:", 1) != uid
-               || status_field (tid, "Uid:", 2) != uid
-               || status_field (tid, "Gid:", 0) != group
-               || status_field (tid, "Groups:", 0) != group;
     }
   closedir (d);
-  /* The main thread, two idle ones and glibc's timer helper.  */
-  return wrong == 0 && seen >= 4 ? 0 : 1;
-}
-
-START_TEST (process_wide_setid_reaches_every_thread)
-{
-  if (!need_root ("process_wide_setid_reaches_every_thread"))
-    return;
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      pthread_t t[2], dropper;
-      void *err;
-      for (int i = 0; i < 2; i++)
-        pthread_create (&t[i], NULL, idle, NULL);
-      /* glibc starts a helper thread of its own for SIGEV_THREAD timers. */
-      struct sigevent sev = { .sigev_notify = SIGEV_THREAD,
-                              .sigev_notify_function = timer_noop };
-      timer_t timer;
-      if (timer_create (CLOCK_MONOTONIC, &sev, &timer) != 0)
-        _exit (21);
-      pthread_create (&dropper, NULL, drop_privileges, NULL);
-      pthread_join (dropper, &err);
-      if (err != NULL)
-        _exit (20);
-      _exit (threads_with_uid_and_group (1005, 1005));
-    }
-  int status;
-  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
-  ck_assert (WIFEXITED (status));
-  ck_assert_int_eq (WEXITSTATUS (status), 0);
+  ck_assert_int_eq (seen, 4);
 }
 END_TEST
+
+/* A thread that cannot apply the change stops the process (glibc's
+   broadcast aborts), so no thread keeps root.  */
+static void *
+refuse_setuid (void *arg)
+{
+  deny_syscall (SYS_setuid, -1, 0);
+  pthread_barrier_wait (arg);
+  for (;;)
+    pause ();
+  return NULL;
+}
+
+START_TEST (process_wide_setid_failure_aborts)
+{
+  pthread_barrier_t ready;
+  pthread_barrier_init (&ready, NULL, 2);
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, refuse_setuid, &ready), 0);
+  pthread_barrier_wait (&ready);
+  setuid (1005);
+}
+END_TEST
+
+/* Register a test that needs root, or count it as skipped.  */
+static int skipped;
+
+static void
+add_root_test (TCase *tc, const TTest *test, int signal, int iterations)
+{
+  if (geteuid () == 0)
+    tcase_add_loop_test_raise_signal (tc, test, signal, 0, iterations);
+  else
+    skipped += iterations;
+}
+
+static TCase *
+root_tcase (Suite *s, const char *name)
+{
+  TCase *tc = tcase_create (name);
+  tcase_set_timeout (tc, 30);
+  tcase_add_checked_fixture (tc, load_api, NULL);
+  suite_add_tcase (s, tc);
+  return tc;
+}
 
 int
 main (void)
 {
   Suite *s = suite_create ("cred");
-  TCase *tc = tcase_create ("per-thread");
-  tcase_set_timeout (tc, 30);
-  tcase_add_test (tc, fs_identity_per_thread);
-  tcase_add_test (tc, res_ids_and_groups_per_thread);
+  TCase *tc = tcase_create ("unprivileged");
+  tcase_add_checked_fixture (tc, load_api, NULL);
   tcase_add_test (tc, invalid_arguments);
-  tcase_add_test (tc, not_permitted_when_unprivileged);
   suite_add_tcase (s, tc);
-  tc = tcase_create ("process-wide");
-  tcase_set_timeout (tc, 30);
-  tcase_add_test (tc, process_wide_setid_reaches_every_thread);
-  suite_add_tcase (s, tc);
-  return xp_test_run (s);
+
+  tc = root_tcase (s, "per-thread");
+  add_root_test (tc, fs_identity_per_thread, 0, 1);
+  add_root_test (tc, res_ids_and_groups_per_thread, 0, 1);
+  add_root_test (tc, not_permitted_when_unprivileged, 0, 1);
+
+  tc = root_tcase (s, "identity");
+  add_root_test (tc, identity_full_switch_and_restore, 0, 1);
+  add_root_test (tc, identity_fs_only_switch_and_restore, 0, 1);
+  add_root_test (tc, identity_many_groups, 0, 1);
+  add_root_test (tc, identity_noop_switch, 0, 1);
+  add_root_test (tc, identity_failure_part_way_rolls_back, 0, 1);
+  add_root_test (tc, identity_restore_failure_aborts, SIGABRT, 1);
+  add_root_test (tc, identity_rollback_failure_aborts, SIGABRT, 1);
+
+  tc = root_tcase (s, "process-wide");
+  add_root_test (tc, process_wide_setid_reaches_every_thread, 0,
+                 2 * N_SETID_CASES);
+  add_root_test (tc, process_wide_setid_failure_aborts, SIGABRT, 1);
+
+  int status = xp_test_run (s);
+  if (skipped != 0)
+    printf ("cred: SKIPPED %d tests: they need root\n", skipped);
+  return status;
 }

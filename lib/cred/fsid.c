@@ -9,26 +9,30 @@
 #include <errno.h>
 #include <xpthread.h>
 
-static int
-set_fs_id (long nr, unsigned id)
+int
+xp_cred_set_fs_id (long nr, unsigned id, unsigned *old)
 {
   if (id == (unsigned) -1)
     return EINVAL;
-  xp_syscall1 (nr, id);
+  unsigned previous = (unsigned) xp_syscall1 (nr, id);
+  if (old != NULL)
+    *old = previous;
   return (unsigned) xp_syscall1 (nr, -1) == id ? 0 : EPERM;
 }
 
 int
 xpthread_setfsuid_np (uid_t uid)
 {
-  return set_fs_id (SYS_setfsuid, uid);
+  xp_cred_forget ();
+  return xp_cred_set_fs_id (SYS_setfsuid, uid, NULL);
 }
 XP_EXPORT (xpthread_setfsuid_np)
 
 int
 xpthread_setfsgid_np (gid_t gid)
 {
-  return set_fs_id (SYS_setfsgid, gid);
+  xp_cred_forget ();
+  return xp_cred_set_fs_id (SYS_setfsgid, gid, NULL);
 }
 XP_EXPORT (xpthread_setfsgid_np)
 

@@ -12,6 +12,7 @@ xpthread_setgroups_np (size_t count, const gid_t *groups)
      request to clear the list.  */
   if (count > NGROUPS_MAX || (groups == NULL && count != 0))
     return EINVAL;
+  xp_cred_forget ();
   return xp_cred_result (xp_syscall2 (SYS_setgroups, count, groups));
 }
 XP_EXPORT (xpthread_setgroups_np)

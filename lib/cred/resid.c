@@ -7,6 +7,7 @@
 int
 xpthread_setresuid_np (uid_t ruid, uid_t euid, uid_t suid)
 {
+  xp_cred_forget ();
   return xp_cred_result (xp_syscall3 (SYS_setresuid, ruid, euid, suid));
 }
 XP_EXPORT (xpthread_setresuid_np)
@@ -14,6 +15,7 @@ XP_EXPORT (xpthread_setresuid_np)
 int
 xpthread_setresgid_np (gid_t rgid, gid_t egid, gid_t sgid)
 {
+  xp_cred_forget ();
   return xp_cred_result (xp_syscall3 (SYS_setresgid, rgid, egid, sgid));
 }
 XP_EXPORT (xpthread_setresgid_np)
