@@ -146,6 +146,22 @@ undo_full (const struct xpthread_identity_saved_np *s)
               (unsigned) u[FS], strerror (err));
 }
 
+/* First step of either switch: save the groups, and change them if they
+   differ.  */
+static int
+switch_groups (const struct xpthread_identity_np *id,
+               struct xpthread_identity_saved_np *s)
+{
+  int err = save_groups (s);
+  if (err != 0
+      || groups_equal (s->__ngroups, s->__groups, id->ngroups, id->groups))
+    return err;
+  err = xp_cred_result (xp_syscall2 (SYS_setgroups, id->ngroups, id->groups));
+  if (err == 0)
+    s->__changed |= CHANGED_GROUPS;
+  return err;
+}
+
 /* The effective ids change, and the file-system ids follow them; the
    real and saved ids stay, so that the thread may return.  */
 static int
@@ -158,17 +174,9 @@ switch_full (const struct xpthread_identity_np *id,
   xp_syscall3 (SYS_getresgid, &g[REAL], &g[EFFECTIVE], &g[SAVED]);
   u[FS] = (uid_t) xp_syscall1 (SYS_setfsuid, -1);
   g[FS] = (gid_t) xp_syscall1 (SYS_setfsgid, -1);
-  int err = save_groups (s);
+  int err = switch_groups (id, s);
   if (err != 0)
     return err;
-  if (!groups_equal (s->__ngroups, s->__groups, id->ngroups, id->groups))
-    {
-      err = xp_cred_result (xp_syscall2 (SYS_setgroups, id->ngroups,
-                                         id->groups));
-      if (err != 0)
-        return err;
-      s->__changed |= CHANGED_GROUPS;
-    }
   if (g[EFFECTIVE] != id->gid || g[FS] != id->gid)
     {
       err = xp_cred_result (xp_syscall3 (SYS_setresgid, -1, id->gid, -1));
@@ -212,17 +220,9 @@ switch_fs (const struct xpthread_identity_np *id,
            struct xpthread_identity_saved_np *s)
 {
   unsigned old;
-  int err = save_groups (s);
+  int err = switch_groups (id, s);
   if (err != 0)
     return err;
-  if (!groups_equal (s->__ngroups, s->__groups, id->ngroups, id->groups))
-    {
-      err = xp_cred_result (xp_syscall2 (SYS_setgroups, id->ngroups,
-                                         id->groups));
-      if (err != 0)
-        return err;
-      s->__changed |= CHANGED_GROUPS;
-    }
   err = xp_cred_set_fs_id (SYS_setfsgid, id->gid, &old);
   s->__gid[FS] = old;
   if (err != 0)
