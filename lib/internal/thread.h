@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <resolv.h>
 #include <signal.h>
+#include <unwind.h>
 
 /* Thread-specific data: glibc's limits, two levels so that a thread using
    few keys touches one small block.  */
@@ -97,6 +98,19 @@ struct xp_thread
 
   /* Hosted threads: glibc's handle.  */
   pthread_t host;
+
+  /* Cancellation (cancel.h): the state word; whether the thread is inside
+     one of xpthread's own waits, where a due cancel is reported instead of
+     acted on (only the thread itself and its signal handler look at it).  */
+  unsigned cancel;
+  volatile bool cancel_masked;
+  /* Cleanup handlers registered by <pthread.h>'s macros, newest first:
+     setjmp-based buffers, and the old-style buffers of binaries built
+     against glibc before 2.3.3.  */
+  void *cleanup_jmp_buf;
+  struct _pthread_cleanup_buffer *cleanup_old;
+  /* The forced unwinding of pthread_exit and cancellation.  */
+  struct _Unwind_Exception unwind_exc;
 };
 
 /* The calling thread's descriptor; NULL until the thread is started or

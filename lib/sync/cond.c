@@ -30,6 +30,7 @@
    again and it may be destroyed at once, as POSIX allows.  destroy fails
    with EBUSY while the list is not empty.  */
 #define _GNU_SOURCE
+#include "cancel.h"
 #include "cond.h"
 #include "export.h"
 #include "lock.h"
@@ -122,14 +123,28 @@ leave_after_timeout (struct xp_cond *c, struct xp_cond_waiter *w)
   return ETIMEDOUT;
 }
 
+/* Outcomes of a wait a cancel interrupted, besides the error numbers: the
+   waiter left the list, or a signal reached it as it left.  */
+enum { WAIT_CANCELLED = -1, WAIT_CANCELLED_SIGNALLED = -2 };
+
+/* The wait is a cancellation point.  A cancelled waiter leaves the list
+   as a timed-out one does.  */
 static int
 sleep_until_signalled (struct xp_cond *c, struct xp_cond_waiter *w,
                        clockid_t clock, const struct timespec *abstime)
 {
   while (xp_load_acquire (&w->go) == 0)
-    if (xp_futex_wait_abs (&w->go, 0, clock, abstime, true) == -ETIMEDOUT
-        && xp_load_acquire (&w->go) == 0)
-      return leave_after_timeout (c, w);
+    {
+      int r = xp_futex_wait_cp (&w->go, 0, clock, abstime, true);
+      if ((r == -ETIMEDOUT || r == -ECANCELED)
+          && xp_load_acquire (&w->go) == 0)
+        {
+          int err = leave_after_timeout (c, w);
+          if (r == -ETIMEDOUT)
+            return err;
+          return err == 0 ? WAIT_CANCELLED_SIGNALLED : WAIT_CANCELLED;
+        }
+    }
   return 0;
 }
 
@@ -141,6 +156,17 @@ check_abstime (const struct timespec *abstime)
   if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
     return EINVAL;
   return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
+}
+
+/* The mutex is held again, as the first cleanup handler expects.  A
+   signal that picked this waiter is passed on: a cancelled waiter must not
+   consume it while others wait.  */
+static __attribute__ ((noreturn)) void
+act_on_cancel (struct xp_cond *c, int outcome)
+{
+  if (outcome == WAIT_CANCELLED_SIGNALLED)
+    pthread_cond_signal ((pthread_cond_t *) c);
+  xp_cancel_act ();
 }
 
 static int
@@ -167,6 +193,8 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
   int relock = xp_mutex_relock_after_wait (m);
   if (w.next_in_batch != NULL)
     wake (w.next_in_batch);
+  if (err < 0)
+    act_on_cancel (c, err);
   return relock != 0 ? relock : err;
 }
 

@@ -21,6 +21,7 @@
    (on a freed or reused word that is at worst a spurious wake), so the
    waiter that takes the token may destroy the semaphore at once.  */
 #define _GNU_SOURCE
+#include "cancel.h"
 #include "export.h"
 #include "futex.h"
 #include "spin-policy.h"
@@ -68,18 +69,20 @@ check_timeout (clockid_t clock, const struct timespec *abstime)
   return 0;
 }
 
-/* The one place a semaphore blocks (a cancellation point to be): sleep
-   while the value is 0.  Returns 0 (woken or the value moved), EINTR or
-   ETIMEDOUT.  */
+/* The one place a semaphore blocks, and a cancellation point: sleep while
+   the value is 0.  Returns 0 (woken or the value moved), EINTR, ETIMEDOUT
+   or ECANCELED.  A cancel counts only if the sleep was not ended by a
+   post's wake (the kernel reports a wake first), so a cancelled waiter
+   never swallows a wake meant for another sleeper.  */
 static int
 sleep_while_empty (struct xp_sem *s, clockid_t clock,
                    const struct timespec *abstime)
 {
   if (abstime != NULL && abstime->tv_sec < 0)
     return ETIMEDOUT;
-  int err = xp_futex_wait_abs ((int *) value_word (s), 0, clock, abstime,
-                               is_private (s));
-  if (err == -ETIMEDOUT || err == -EINTR)
+  int err = xp_futex_wait_cp ((int *) value_word (s), 0, clock, abstime,
+                              is_private (s));
+  if (err == -ETIMEDOUT || err == -EINTR || err == -ECANCELED)
     return -err;
   return 0;
 }
@@ -136,6 +139,8 @@ wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime)
     err = wait_slow (s, clock, abstime);
   if (err == 0)
     return 0;
+  if (err == ECANCELED)
+    xp_cancel_act ();
   errno = err;
   return -1;
 }

@@ -14,6 +14,7 @@
    wake cannot be lost.  */
 #define _GNU_SOURCE
 #include "attr.h"
+#include "cancel.h"
 #include "compat.h"
 #include "export.h"
 #include "stack.h"
@@ -118,6 +119,7 @@ prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
                     void *(*start) (void *), void *arg, const sigset_t *mask)
 {
   t->kind = XP_THREAD_RAW;
+  xp_cancel_thread_init (t);
   t->start_routine = start;
   t->arg = arg;
   t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;

@@ -1,4 +1,5 @@
-/* Thread exit: pthread_exit and the return from a start routine.
+/* Thread exit, after the return from a start routine or after the
+   unwinding of pthread_exit and cancellation (lib/cancel/unwind.c).
 
    Order, as in glibc: C++ thread_local destructors, then thread-specific
    data destructors; then the thread stops counting as live (the last one
@@ -7,8 +8,8 @@
    is released by its joiner, or for a detached thread once the kernel has
    cleared its tid, never while the thread still runs on it.  */
 #define _GNU_SOURCE
+#include "cancel.h"
 #include "compat.h"
-#include "export.h"
 #include "stack.h"
 #include "thread.h"
 #include <limits.h>
@@ -103,6 +104,7 @@ void
 xp_thread_exit (void *result)
 {
   struct xp_thread *self = xp_self ();
+  xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
   self->result = result;
   if (self->kind == XP_THREAD_ADOPTED && !xp_is_main_thread (self))
     /* A thread glibc started ends through glibc; its descriptor goes with
@@ -116,10 +118,3 @@ xp_thread_exit (void *result)
     exit_hosted (self, result);
   exit_main (self, result);
 }
-
-void
-pthread_exit (void *retval)
-{
-  xp_thread_exit (retval);
-}
-XP_EXPORT (pthread_exit)

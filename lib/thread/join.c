@@ -1,5 +1,5 @@
 /* Joining: pthread_join, pthread_tryjoin_np, pthread_timedjoin_np and
-   pthread_clockjoin_np.
+   pthread_clockjoin_np.  The waiting forms are cancellation points.
 
    A thread is finished when its tid word is zero: the kernel clears it,
    and wakes futex waiters, once the thread no longer runs on its stack
@@ -8,6 +8,7 @@
    the JOINING bit first, which makes a second joiner or a detach fail
    with EINVAL instead of racing for the thread's resources.  */
 #define _GNU_SOURCE
+#include "cancel.h"
 #include "compat.h"
 #include "export.h"
 #include "stack.h"
@@ -38,8 +39,11 @@ wait_until_gone (struct xp_thread *t, clockid_t clock,
 {
   int tid;
   while ((tid = xp_load_acquire (&t->tid)) != 0)
-    if (xp_futex_wait_abs (&t->tid, tid, clock, abstime, false) == -ETIMEDOUT)
-      return ETIMEDOUT;
+    {
+      int r = xp_futex_wait_cp (&t->tid, tid, clock, abstime, false);
+      if (r == -ETIMEDOUT || r == -ECANCELED)
+        return -r;
+    }
   return 0;
 }
 
@@ -99,6 +103,9 @@ join (pthread_t thread, void **result, clockid_t clock,
         unclaim (t);
     }
   xp_store_relaxed (&self->joining, NULL);
+  /* A cancelled joiner has given the thread back: it can be joined.  */
+  if (err == ECANCELED)
+    xp_cancel_act ();
   if (err != 0)
     return err;
   if (result != NULL)

@@ -38,11 +38,25 @@ enum
 };
 
 static void
+finish (int *word, int final_state)
+{
+  if (xp_exchange_release (word, final_state) == ONCE_RUNNING_WAITERS)
+    xp_futex_wake (word, INT32_MAX, true);
+}
+
+static void
+hand_on_after_cancel (void *word)
+{
+  finish (word, ONCE_INIT);
+}
+
+static void
 run_once_routine (int *word, void (*routine) (void))
 {
+  pthread_cleanup_push (hand_on_after_cancel, word);
   routine ();
-  if (xp_exchange_release (word, ONCE_DONE) == ONCE_RUNNING_WAITERS)
-    xp_futex_wake (word, INT32_MAX, true);
+  pthread_cleanup_pop (0);
+  finish (word, ONCE_DONE);
 }
 
 static void __attribute__ ((noinline))

@@ -1,0 +1,68 @@
+/* What cancellation needs to know about x86_64: the instruction pointer in
+   a signal context, and the stack pointer a jmp_buf will return to.  */
+#ifndef XP_ARCH_CANCEL_ARCH_H
+#define XP_ARCH_CANCEL_ARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+static inline uintptr_t
+xp_arch_context_pc (const void *context)
+{
+  const ucontext_t *uc = context;
+  return (uintptr_t) uc->uc_mcontext.gregs[REG_RIP];
+}
+
+static inline void
+xp_arch_context_set_pc (void *context, uintptr_t pc)
+{
+  ucontext_t *uc = context;
+  uc->uc_mcontext.gregs[REG_RIP] = (greg_t) pc;
+}
+
+/* glibc's x86_64 __jmp_buf: rbx, rbp, r12-r15, rsp, pc; rsp, rbp and pc
+   are mangled with the pointer guard of the TCB (xor, then rotate left by
+   17 bits).  */
+#define XP_JMPBUF_SP 6
+
+static inline uintptr_t
+xp_arch_jmpbuf_sp (const long *jmpbuf)
+{
+  uintptr_t sp = (uintptr_t) jmpbuf[XP_JMPBUF_SP];
+  uintptr_t guard;
+  __asm__ ("mov %%fs:%c1, %0" : "=r" (guard) : "i" (XP_TCB_OFF_POINTER_GUARD));
+  sp = (sp >> 17) | (sp << (64 - 17));
+  return sp ^ guard;
+}
+
+/* The kernel's struct sigaction on x86_64, which requires a restorer.  */
+struct xp_kernel_sigaction
+{
+  void (*handler) (int, siginfo_t *, void *);
+  unsigned long flags;
+  void (*restorer) (void);
+  unsigned long mask;
+};
+
+#define XP_SA_RESTORER 0x04000000
+
+void xp_arch_sigreturn (void) __attribute__ ((visibility ("hidden")));
+
+/* Install handler for sig with the kernel call; no signal is blocked
+   while it runs except sig itself.  */
+static inline void
+xp_arch_set_signal_handler (int sig, void (*handler) (int, siginfo_t *,
+                                                      void *),
+                            unsigned long flags)
+{
+  struct xp_kernel_sigaction sa = {
+    .handler = handler,
+    .flags = flags | XP_SA_RESTORER,
+    .restorer = xp_arch_sigreturn,
+    .mask = 0,
+  };
+  xp_syscall4 (SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
+}
+
+#endif

@@ -1,0 +1,205 @@
+/* pthread_cancel and the cancellation state.
+
+   A request sets REQUESTED in the target's state word (cancel.h) and, when
+   the target has cancellation enabled, sends it the cancel signal.  The
+   signal is what interrupts a target blocked in a cancellation point; the
+   word is what decides.  A target that is not at a cancellation point when
+   the signal arrives carries on, and acts at its next one, because every
+   cancellation point reads the word before its system call.
+
+   The handler acts at once in asynchronous mode.  In deferred mode it acts
+   only if the thread is inside the window of xp_arch_syscall_cp, before
+   its system call took effect (arch/<arch>/syscall-cp.S), by sending the
+   thread to the cancel path instead of back into the call.  A call that
+   completed keeps its result: a read that returned data is never lost.  */
+#define _GNU_SOURCE
+#include "cancel.h"
+#include "export.h"
+#include "sched-util.h"
+#include "thread.h"
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <xp-cancel-arch.h>
+
+extern char xp_arch_cp_begin[] XP_HIDDEN;
+extern char xp_arch_cp_end[] XP_HIDDEN;
+extern char xp_arch_cp_cancel[] XP_HIDDEN;
+long xp_arch_syscall_cp (const unsigned *word, long nr, long a1, long a2,
+                         long a3, long a4, long a5, long a6) XP_HIDDEN;
+long xp_cancel_from_cp (void) XP_HIDDEN;
+
+void
+xp_cancel_thread_init (struct xp_thread *t)
+{
+  t->cancel = 0;
+  t->cancel_masked = false;
+  t->cleanup_jmp_buf = NULL;
+  t->cleanup_old = NULL;
+}
+
+void
+xp_cancel_act (void)
+{
+  xp_unwind_and_exit (PTHREAD_CANCELED);
+}
+
+/* Reached from xp_arch_syscall_cp when a cancel is due before the system
+   call took effect; its result becomes the call's.  */
+long
+xp_cancel_from_cp (void)
+{
+  if (xp_self_ptr->cancel_masked)
+    return -ECANCELED;
+  xp_cancel_act ();
+}
+
+long
+xp_syscall_cp (long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_unlikely (self == NULL))
+    return xp_syscall6 (nr, a1, a2, a3, a4, a5, a6);
+  long r = xp_arch_syscall_cp (&self->cancel, nr, a1, a2, a3, a4, a5, a6);
+  /* EINTR: the call did nothing, so a cancel that interrupted it acts.
+     close is the exception, the descriptor is gone even then.  */
+  if (xp_unlikely (r == -EINTR) && nr != SYS_close
+      && xp_cancel_due (xp_load_acquire (&self->cancel)))
+    r = xp_cancel_from_cp ();
+  return r;
+}
+
+int
+xp_futex_wait_cp (int *word, int expected, clockid_t clock,
+                  const struct timespec *abstime, bool private_)
+{
+  int op = FUTEX_WAIT_BITSET | (private_ ? FUTEX_PRIVATE_FLAG : 0)
+           | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+  struct xp_thread *self = xp_self ();
+  bool was_masked = self->cancel_masked;
+  self->cancel_masked = true;
+  int r = (int) xp_syscall_cp (SYS_futex, (long) word, op, expected,
+                               (long) abstime, 0, FUTEX_BITSET_MATCH_ANY);
+  self->cancel_masked = was_masked;
+  return r;
+}
+
+static void
+cancel_signal_handler (int sig, siginfo_t *info, void *context)
+{
+  (void) sig;
+  if (info->si_code != SI_TKILL || info->si_pid != xp_getpid ())
+    return;
+  struct xp_thread *self = xp_self_ptr;
+  if (self == NULL)
+    return;
+  unsigned word = xp_load_acquire (&self->cancel);
+  if (!xp_cancel_due (word))
+    return;
+  uintptr_t pc = xp_arch_context_pc (context);
+  if (pc >= (uintptr_t) xp_arch_cp_begin && pc < (uintptr_t) xp_arch_cp_end)
+    xp_arch_context_set_pc (context, (uintptr_t) xp_arch_cp_cancel);
+  else if ((word & XP_CANCEL_ASYNC) && !self->cancel_masked)
+    xp_cancel_act ();
+}
+
+/* Installed on first use, with the kernel call: glibc's sigaction refuses
+   the signal.  Two threads installing at once install the same thing.  */
+static void
+install_cancel_handler (void)
+{
+  static int installed;
+  if (xp_load_acquire (&installed))
+    return;
+  xp_arch_set_signal_handler (XP_SIGCANCEL, cancel_signal_handler,
+                              SA_SIGINFO | SA_RESTART);
+  xp_store_release (&installed, 1);
+}
+
+static void
+act_if_due_and_async (struct xp_thread *self, unsigned word)
+{
+  if (xp_cancel_due (word) && (word & XP_CANCEL_ASYNC)
+      && !self->cancel_masked)
+    xp_cancel_act ();
+}
+
+int
+pthread_cancel (pthread_t thread)
+{
+  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *self = xp_self ();
+  install_cancel_handler ();
+  unsigned old = xp_fetch_or (&t->cancel, XP_CANCEL_REQUESTED);
+  if (old & XP_CANCEL_REQUESTED)
+    return 0;
+  if (t == self)
+    {
+      act_if_due_and_async (self, old | XP_CANCEL_REQUESTED);
+      return 0;
+    }
+  /* Disabled: the target looks at the word when it enables again.  */
+  if (old & (XP_CANCEL_DISABLED | XP_CANCEL_EXITING))
+    return 0;
+  struct xp_pin pin;
+  int tid = xp_thread_pin (t, &pin);
+  /* An exited thread's outcome is settled; the request has no effect.  */
+  if (tid != 0)
+    {
+      xp_tgkill (xp_getpid (), tid, XP_SIGCANCEL);
+      xp_thread_unpin (&pin);
+    }
+  return 0;
+}
+XP_EXPORT (pthread_cancel)
+
+int
+pthread_setcancelstate (int state, int *oldstate)
+{
+  if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
+    return EINVAL;
+  struct xp_thread *self = xp_self ();
+  unsigned old = state == PTHREAD_CANCEL_DISABLE
+                 ? xp_fetch_or (&self->cancel, XP_CANCEL_DISABLED)
+                 : xp_fetch_and (&self->cancel, ~XP_CANCEL_DISABLED);
+  if (oldstate != NULL)
+    *oldstate = (old & XP_CANCEL_DISABLED) ? PTHREAD_CANCEL_DISABLE
+                                           : PTHREAD_CANCEL_ENABLE;
+  if (state == PTHREAD_CANCEL_ENABLE)
+    act_if_due_and_async (self, old & ~XP_CANCEL_DISABLED);
+  return 0;
+}
+XP_EXPORT (pthread_setcancelstate)
+
+int
+pthread_setcanceltype (int type, int *oldtype)
+{
+  if (type != PTHREAD_CANCEL_DEFERRED && type != PTHREAD_CANCEL_ASYNCHRONOUS)
+    return EINVAL;
+  struct xp_thread *self = xp_self ();
+  unsigned old = type == PTHREAD_CANCEL_ASYNCHRONOUS
+                 ? xp_fetch_or (&self->cancel, XP_CANCEL_ASYNC)
+                 : xp_fetch_and (&self->cancel, ~XP_CANCEL_ASYNC);
+  if (oldtype != NULL)
+    *oldtype = (old & XP_CANCEL_ASYNC) ? PTHREAD_CANCEL_ASYNCHRONOUS
+                                       : PTHREAD_CANCEL_DEFERRED;
+  if (type == PTHREAD_CANCEL_ASYNCHRONOUS)
+    act_if_due_and_async (self, old | XP_CANCEL_ASYNC);
+  return 0;
+}
+XP_EXPORT (pthread_setcanceltype)
+
+void
+xp_testcancel (void)
+{
+  struct xp_thread *self = xp_self ();
+  if (xp_unlikely (xp_cancel_due (xp_load_acquire (&self->cancel))))
+    xp_cancel_act ();
+}
+
+void
+pthread_testcancel (void)
+{
+  xp_testcancel ();
+}
+XP_EXPORT (pthread_testcancel)

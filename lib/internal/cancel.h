@@ -1,0 +1,93 @@
+/* Cancellation: the per-thread state word and the cancellable system call.
+
+   xp_thread.cancel holds the bits below.  Only the thread itself changes
+   DISABLED, ASYNC and EXITING; any thread may set REQUESTED.  All changes
+   are atomic read-modify-writes, because other threads set REQUESTED at
+   any moment.  */
+#ifndef XP_INTERNAL_CANCEL_H
+#define XP_INTERNAL_CANCEL_H
+
+#include "common.h"
+#include <errno.h>
+#include <time.h>
+
+#define XP_CANCEL_DISABLED 1u   /* PTHREAD_CANCEL_DISABLE */
+#define XP_CANCEL_ASYNC 2u      /* PTHREAD_CANCEL_ASYNCHRONOUS */
+#define XP_CANCEL_REQUESTED 4u  /* pthread_cancel was called */
+/* The thread is exiting (pthread_exit or an acted cancel): no further
+   cancel acts.  */
+#define XP_CANCEL_EXITING 16u
+
+/* The signal that carries cancel requests: glibc's SIGCANCEL, which glibc
+   keeps applications from blocking or handling.  */
+#define XP_SIGCANCEL 32
+
+/* A cancel acts when it is requested, enabled, and the thread is not
+   already on its way out.  */
+static inline bool
+xp_cancel_due (unsigned word)
+{
+  return (word & (XP_CANCEL_DISABLED | XP_CANCEL_REQUESTED
+                  | XP_CANCEL_EXITING)) == XP_CANCEL_REQUESTED;
+}
+
+/* Act on the calling thread's pending cancel: unwind with PTHREAD_CANCELED
+   as the result.  */
+void xp_cancel_act (void) XP_HIDDEN __attribute__ ((noreturn));
+
+/* pthread_testcancel for library code.  */
+void xp_testcancel (void) XP_HIDDEN;
+
+/* A system call that is a cancellation point: if a cancel is due before
+   the call has taken effect (before the system call instruction, or while
+   it blocks and the kernel will restart it, or when it failed with EINTR),
+   the thread acts on the cancel and this never returns.  Otherwise the
+   kernel's result, -errno on failure.  A completed call is never undone.
+   Inside xp_futex_wait_cp a due cancel returns -ECANCELED instead.  */
+long xp_syscall_cp (long nr, long a1, long a2, long a3, long a4, long a5,
+                    long a6) XP_HIDDEN;
+
+#define xp_syscall_cp0(nr) xp_syscall_cp ((nr), 0, 0, 0, 0, 0, 0)
+#define xp_syscall_cp1(nr, a) xp_syscall_cp ((nr), (long) (a), 0, 0, 0, 0, 0)
+#define xp_syscall_cp2(nr, a, b) \
+  xp_syscall_cp ((nr), (long) (a), (long) (b), 0, 0, 0, 0)
+#define xp_syscall_cp3(nr, a, b, c) \
+  xp_syscall_cp ((nr), (long) (a), (long) (b), (long) (c), 0, 0, 0)
+#define xp_syscall_cp4(nr, a, b, c, d) \
+  xp_syscall_cp ((nr), (long) (a), (long) (b), (long) (c), (long) (d), 0, 0)
+#define xp_syscall_cp5(nr, a, b, c, d, e) \
+  xp_syscall_cp ((nr), (long) (a), (long) (b), (long) (c), (long) (d), \
+                 (long) (e), 0)
+#define xp_syscall_cp6(nr, a, b, c, d, e, f) \
+  xp_syscall_cp ((nr), (long) (a), (long) (b), (long) (c), (long) (d), \
+                 (long) (e), (long) (f))
+
+/* The libc convention for a kernel result: -1 with errno, or the value.  */
+static inline long
+xp_syscall_ret (long r)
+{
+  if (xp_unlikely (r < 0 && r > -4096))
+    {
+      errno = (int) -r;
+      return -1;
+    }
+  return r;
+}
+
+/* Futex wait as a cancellation point, for xpthread's own waits: as
+   xp_futex_wait_abs, but -ECANCELED when a cancel is due, so that the
+   caller can restore its invariants first (a condition wait re-locks its
+   mutex, a joiner gives the thread back) and then call xp_cancel_act.  */
+int xp_futex_wait_cp (int *word, int expected, clockid_t clock,
+                      const struct timespec *abstime, bool private_)
+  XP_HIDDEN;
+
+/* Reset a new thread's cancellation state.  */
+struct xp_thread;
+void xp_cancel_thread_init (struct xp_thread *t) XP_HIDDEN;
+
+/* Unwind the calling thread's stack, running cleanup handlers and C++
+   destructors, then end it with result (pthread_exit).  */
+void xp_unwind_and_exit (void *result) XP_HIDDEN __attribute__ ((noreturn));
+
+#endif
