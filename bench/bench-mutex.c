@@ -13,7 +13,8 @@
    cond_pingpong_rate: two threads hand a token back and forth through a
    mutex and two condition variables; round trips per second.
 
-   With -k adaptive every metric name starts with "adaptive_".
+   With -k adaptive every metric name starts with "adaptive_".  A C
+   library without PTHREAD_MUTEX_ADAPTIVE_NP (musl) refuses -k adaptive.
 
    usage: bench-mutex [-k default|adaptive] [-s SECONDS]  */
 #include "bench.h"
@@ -170,8 +171,14 @@ main (int argc, char **argv)
   while ((opt = getopt (argc, argv, "k:s:")) != -1)
     if (opt == 'k' && strcmp (optarg, "adaptive") == 0)
       {
+#ifdef __GLIBC__
         pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
         prefix = "adaptive_";
+#else
+        fprintf (stderr, "%s: no adaptive mutex kind in this C library\n",
+                 argv[0]);
+        return 2;
+#endif
       }
     else if (opt == 's')
       seconds_per_cell = atof (optarg);

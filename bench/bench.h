@@ -44,16 +44,25 @@ bench_metric (const char *name, double value, const char *unit, int higher)
 
 /* Say which thread implementation this process runs on: xpthread exports
    xpthread_mode_np, glibc does not.  bench/run checks this line so that a
-   preload that silently failed is not reported as an xpthread result.  */
+   preload that silently failed is not reported as an xpthread result.
+   Built against another C library (which can only be musl: bench/run
+   builds the synchronisation benchmarks statically with musl-gcc, as a
+   third reference; musl defines no macro of its own, and nothing can be
+   preloaded into a static binary), the program runs on that library's
+   threads.  */
 static inline void
 bench_print_impl (void)
 {
+#ifdef __GLIBC__
   const char *(*mode) (void);
   *(void **) &mode = dlsym (RTLD_DEFAULT, "xpthread_mode_np");
   if (mode != NULL)
     printf ("# impl xpthread %s\n", mode ());
   else
     printf ("# impl glibc\n");
+#else
+  printf ("# impl musl\n");
+#endif
   fflush (stdout);
 }
 
