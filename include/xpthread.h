@@ -82,7 +82,9 @@ struct xpthread_identity_saved_np
    gid, then uid, so that the thread is privileged for every step.  0, or
    EINVAL (bad flags, an id of -1, a bad group list), EPERM, ENOMEM; on an
    error the thread keeps its identity.  A switch to the identity the
-   thread already has from the previous switch makes no system call.  */
+   thread already has from the previous switch makes no system call,
+   unless a process-wide set*id call (setuid, setgroups...) was made in
+   between.  */
 int xpthread_identity_switch_np (const struct xpthread_identity_np *id,
                                  int flags,
                                  struct xpthread_identity_saved_np *saved);

@@ -175,6 +175,14 @@ discover_functions (void)
   return NULL;
 }
 
+void
+xp_layout_find_tls_dtors (void)
+{
+  if (xp_glibc.call_tls_dtors == NULL)
+    xp_glibc.call_tls_dtors
+      = (void (*) (void)) private_symbol ("__call_tls_dtors");
+}
+
 const char *
 xp_layout_discover (void)
 {

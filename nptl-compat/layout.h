@@ -42,6 +42,11 @@ extern struct xp_glibc_layout xp_glibc XP_HIDDEN;
 /* Fill xp_glibc from the running glibc.  Returns NULL on success, or the
    reason the layout cannot be trusted.  */
 const char *xp_layout_discover (void) XP_HIDDEN;
+/* Hosted mode runs C++ thread_local destructors itself too, before the
+   thread-specific data destructors as glibc does; it needs only this one
+   private entry point (left NULL if this glibc lacks it, and then glibc
+   runs them when the thread ends).  */
+void xp_layout_find_tls_dtors (void) XP_HIDDEN;
 
 /* Bring static TLS of modules loaded after threads started into those
    threads (glibc only does it for the threads it knows).  */

@@ -48,6 +48,8 @@ xp_compat_init (void)
       else
         why = "glibc layout validated";
     }
+  if (mode == XP_MODE_HOSTED)
+    xp_layout_find_tls_dtors ();
   xp_mode = mode;
   xp_mode_reason = why;
   const char *show = getenv ("XPTHREAD_SHOW_MODE");

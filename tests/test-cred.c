@@ -1,5 +1,5 @@
-/* Per-thread credentials (<xpthread.h>), and process-wide set*id reaching
-   every thread.  Most tests need root: without it they are not run at all
+/* Per-thread credentials (<xpthread.h>), process-wide set*id reaching
+   every thread, and a switch seeing a process-wide change.  Most tests need root: without it they are not run at all
    (so that they cannot count as passed) and the suite prints how many it
    skipped.  The functions are looked up with dlsym so that the suite also
    runs as a plain program under LD_PRELOAD.  Tests that change the
@@ -744,6 +744,481 @@ START_TEST (process_wide_setid_failure_aborts)
 }
 END_TEST
 
+/* ---- process-wide changes while a thread is switched ------------------ */
+
+/* Changes made from the main thread while a worker is switched to USER,
+   each altering the worker's identity.  With a file-system switch the
+   worker keeps its capabilities, so any change reaches it and it can
+   switch back.  With a full switch it has lost them: it can only take an
+   id it still has as real or saved id, so a change must give it back
+   root (then it can switch again), or it can take nothing back and the
+   switch must fail (ERROR) rather than claim the identity.  */
+static const gid_t changed_groups[] = { 1005, 1006 };
+static int change_groups (void) { return setgroups (2, changed_groups); }
+static int change_initgroups (void) { return call_initgroups (); }
+static int change_egid (void) { return setegid (1005); }
+static int change_euid_to_root (void) { return seteuid (0); }
+static int change_egid_to_root (void) { return setegid (0); }
+static int change_resuid_to_root (void) { return setresuid (-1, 0, -1); }
+
+static const struct switched_case
+{
+  const char *name;
+  int flags;
+  int (*change) (void);
+  int error;            /* of the switch after the change */
+} switched_cases[] = {
+  { "setgroups", XPTHREAD_IDENTITY_FS_ONLY, change_groups, 0 },
+  { "initgroups", XPTHREAD_IDENTITY_FS_ONLY, change_initgroups, 0 },
+  { "setegid", XPTHREAD_IDENTITY_FS_ONLY, change_egid, 0 },
+  { "seteuid", 0, change_euid_to_root, 0 },
+  { "setresuid", 0, change_resuid_to_root, 0 },
+  { "setegid", 0, change_egid_to_root, EPERM },
+};
+#define N_SWITCHED_CASES \
+  (int) (sizeof switched_cases / sizeof switched_cases[0])
+
+/* Whether thread TID has USER's identity as a switch with FLAGS installs
+   it: file-system ids, effective ids unless FS_ONLY, groups.  */
+static bool
+has_user_identity (pid_t tid, int flags)
+{
+  long u[4], g[4], groups[64];
+  ck_assert_int_eq (status_numbers (tid, "Uid:", u, 4), 4);
+  ck_assert_int_eq (status_numbers (tid, "Gid:", g, 4), 4);
+  int n = status_numbers (tid, "Groups:", groups, 64);
+  bool full = !(flags & XPTHREAD_IDENTITY_FS_ONLY);
+  return u[3] == user.uid && g[3] == user.gid
+         && (!full || (u[1] == user.uid && g[1] == user.gid))
+         && n == 2 && groups[0] == user_groups[0]
+         && groups[1] == user_groups[1];
+}
+
+/* The Uid, Gid and Groups lines of thread TID, for messages.  */
+static const char *
+describe_identity (pid_t tid, char *buf, size_t size)
+{
+  long u[4], g[4], groups[64];
+  status_numbers (tid, "Uid:", u, 4);
+  status_numbers (tid, "Gid:", g, 4);
+  int n = status_numbers (tid, "Groups:", groups, 64);
+  int len = snprintf (buf, size, "uid %ld %ld %ld %ld, gid %ld %ld %ld %ld,"
+                      " groups", u[0], u[1], u[2], u[3], g[0], g[1], g[2],
+                      g[3]);
+  for (int i = 0; i < n && len > 0 && (size_t) len < size; i++)
+    len += snprintf (buf + len, size - (size_t) len, " %ld", groups[i]);
+  return buf;
+}
+
+struct switched_worker
+{
+  const struct switched_case *c;
+  pthread_barrier_t *barrier;
+};
+
+static void *
+switch_across_change (void *arg)
+{
+  struct switched_worker *w = arg;
+  const struct switched_case *c = w->c;
+  struct xpthread_identity_saved_np saved, again;
+  pid_t self = gettid ();
+  char now[512];
+
+  ck_assert_int_eq (api.identity_switch (&user, c->flags, &saved), 0);
+  ck_assert_msg (has_user_identity (self, c->flags), "switched: %s",
+                 describe_identity (self, now, sizeof now));
+  pthread_barrier_wait (w->barrier);
+  /* The main thread changes the process's identity.  */
+  pthread_barrier_wait (w->barrier);
+  ck_assert_msg (!has_user_identity (self, c->flags),
+                 "%s did not reach the switched thread: %s", c->name,
+                 describe_identity (self, now, sizeof now));
+  /* The record of the first switch is stale: this one must make its
+     system calls, and either install the whole identity or fail.  */
+  int err = api.identity_switch (&user, c->flags, &again);
+  ck_assert_msg (err == c->error, "switch after %s (flags %d): %s, "
+                 "expected %s; thread has %s", c->name, c->flags,
+                 strerror (err), strerror (c->error),
+                 describe_identity (self, now, sizeof now));
+  if (err == 0)
+    {
+      ck_assert_msg (has_user_identity (self, c->flags),
+                     "switch after %s (flags %d) left %s", c->name,
+                     c->flags, describe_identity (self, now, sizeof now));
+      /* That one is remembered again: a third switch changes nothing.  */
+      struct xpthread_identity_saved_np third;
+      ck_assert_int_eq (api.identity_switch (&user, c->flags, &third), 0);
+      ck_assert_int_eq (api.identity_restore (&third), 0);
+      ck_assert (has_user_identity (self, c->flags));
+      ck_assert_int_eq (api.identity_restore (&again), 0);
+    }
+  ck_assert_int_eq (api.identity_restore (&saved), 0);
+  return NULL;
+}
+
+/* A process-wide change made while a thread is switched replaces part of
+   its identity; the next switch to the same identity must install it
+   whole again (or fail) instead of trusting the record of the previous
+   switch.  */
+START_TEST (process_wide_change_while_switched)
+{
+  static const gid_t root_group[] = { 0 };
+  ck_assert_int_eq (setgroups (1, root_group), 0);
+  pthread_barrier_t barrier;
+  pthread_barrier_init (&barrier, NULL, 2);
+  struct switched_worker w = { &switched_cases[_i], &barrier };
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, switch_across_change, &w), 0);
+  pthread_barrier_wait (&barrier);
+  ck_assert_msg (w.c->change () == 0, "%s: %s", w.c->name,
+                 strerror (errno));
+  pthread_barrier_wait (&barrier);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  pthread_barrier_destroy (&barrier);
+}
+END_TEST
+
+/* A process-wide change under way, held open: glibc's set*id signal
+   (SIGSETXID, 33) is blocked with the raw system call in the worker until
+   its switch is made, and in a bystander until the end, so that glibc's
+   setgroups, called from a third thread, has started but cannot finish.
+   The worker switches while the change is under way, lets it in, and
+   switches again: the record of the first switch must not be trusted,
+   although no process-wide call has started or finished in between.  */
+enum { SIGSETXID_NR = 33 };
+
+/* Whether the calling thread has USER's groups.  */
+static bool
+groups_are_user (void)
+{
+  gid_t g[4];
+  size_t n;
+  ck_assert_int_eq (api.getgroups (4, g, &n), 0);
+  return n == 2 && g[0] == user_groups[0] && g[1] == user_groups[1];
+}
+
+static void
+setxid_signal (int how)
+{
+  unsigned long set = 1UL << (SIGSETXID_NR - 1);
+  ck_assert_int_eq (syscall (SYS_rt_sigprocmask, how, &set, NULL,
+                             sizeof set), 0);
+}
+
+static bool
+setxid_pending (void)
+{
+  unsigned long set = 0;
+  ck_assert_int_eq (syscall (SYS_rt_sigpending, &set, sizeof set), 0);
+  return set & (1UL << (SIGSETXID_NR - 1));
+}
+
+struct held_change
+{
+  int bystander_ready, worker_ready, worker_done, release, changed;
+  int error;            /* the changer's errno, or 0 */
+  bool reached, stale;
+};
+
+static void
+await (int *flag)
+{
+  while (!__atomic_load_n (flag, __ATOMIC_ACQUIRE))
+    sched_yield ();
+}
+
+static void
+raise_flag (int *flag)
+{
+  __atomic_store_n (flag, 1, __ATOMIC_RELEASE);
+}
+
+static void *
+hold_change_open (void *arg)
+{
+  struct held_change *h = arg;
+  setxid_signal (SIG_BLOCK);
+  raise_flag (&h->bystander_ready);
+  await (&h->release);
+  setxid_signal (SIG_UNBLOCK);
+  return NULL;
+}
+
+static void *
+change_groups_thread (void *arg)
+{
+  struct held_change *h = arg;
+  h->error = setgroups (2, changed_groups) == 0 ? 0 : errno;
+  raise_flag (&h->changed);
+  return NULL;
+}
+
+static void *
+switch_while_held (void *arg)
+{
+  struct held_change *h = arg;
+  struct xpthread_identity_saved_np outer, nested;
+  setxid_signal (SIG_BLOCK);
+  raise_flag (&h->worker_ready);
+  while (!setxid_pending ())
+    sched_yield ();
+  ck_assert_int_eq (api.identity_switch (&user, XPTHREAD_IDENTITY_FS_ONLY,
+                                         &outer), 0);
+  ck_assert (groups_are_user ());
+  setxid_signal (SIG_UNBLOCK);
+  h->reached = !groups_are_user ();
+  ck_assert_int_eq (api.identity_switch (&user, XPTHREAD_IDENTITY_FS_ONLY,
+                                         &nested), 0);
+  h->stale = !groups_are_user ();
+  ck_assert_int_eq (api.identity_restore (&nested), 0);
+  ck_assert_int_eq (api.identity_restore (&outer), 0);
+  raise_flag (&h->worker_done);
+  return NULL;
+}
+
+START_TEST (process_wide_change_held_open)
+{
+  static const gid_t root_group[] = { 0 };
+  ck_assert_int_eq (setgroups (1, root_group), 0);
+  struct held_change h = { 0 };
+  pthread_t bystander, worker, changer;
+  ck_assert_int_eq (pthread_create (&bystander, NULL, hold_change_open, &h),
+                    0);
+  await (&h.bystander_ready);
+  ck_assert_int_eq (pthread_create (&worker, NULL, switch_while_held, &h),
+                    0);
+  await (&h.worker_ready);
+  /* No thread may start or end until the change is complete: glibc holds
+     its thread list meanwhile.  */
+  ck_assert_int_eq (pthread_create (&changer, NULL, change_groups_thread,
+                                    &h), 0);
+  await (&h.worker_done);
+  bool changed_early = __atomic_load_n (&h.changed, __ATOMIC_ACQUIRE);
+  raise_flag (&h.release);
+  ck_assert_int_eq (pthread_join (changer, NULL), 0);
+  ck_assert_int_eq (pthread_join (worker, NULL), 0);
+  ck_assert_int_eq (pthread_join (bystander, NULL), 0);
+  ck_assert_msg (h.error == 0, "setgroups: %s", strerror (h.error));
+  ck_assert_msg (!changed_early, "the change was not held open");
+  ck_assert_msg (h.reached, "the change did not reach the switched thread");
+  ck_assert_msg (!h.stale, "a switch trusted the identity recorded while "
+                 "a process-wide change was under way");
+}
+END_TEST
+
+/* A process-wide change under way while a thread switches: the worker's
+   switch runs at the same time as the main thread's setgroups, at
+   varying offsets, so that the change often reaches the worker after the
+   switch read the process's credential generation and made its system
+   calls.  Once the change has reached the worker, a switch to the same
+   identity must install the user's groups again.  A record trusted
+   because the generation was read while the change was under way fails
+   here in about one trial in a hundred.  */
+enum { RACE_TRIALS = 2000, RACE_DELAY = 4000 };
+
+struct race
+{
+  int ready, go, done;  /* trial numbers */
+  int reached;          /* trials in which the change reached the switched
+                           worker */
+  int stale;            /* trials in which the second switch left it */
+};
+
+/* Both threads spin, so that they start each trial together; on a busy
+   machine they eventually let others run.  */
+static void
+wait_for (int *word, int value)
+{
+  for (int spins = 0; __atomic_load_n (word, __ATOMIC_ACQUIRE) != value;
+       spins++)
+    if (spins > 100000)
+      sched_yield ();
+}
+
+static void
+delay (unsigned *seed)
+{
+  for (volatile int i = (int) (rand_r (seed) % RACE_DELAY); i > 0; i--)
+    ;
+}
+
+static void *
+switch_during_change (void *arg)
+{
+  struct race *r = arg;
+  unsigned seed = 1;
+  for (int t = 1; t <= RACE_TRIALS; t++)
+    {
+      struct xpthread_identity_saved_np outer, nested;
+      __atomic_store_n (&r->ready, t, __ATOMIC_RELEASE);
+      wait_for (&r->go, t);
+      delay (&seed);
+      ck_assert_int_eq (api.identity_switch (&user,
+                                             XPTHREAD_IDENTITY_FS_ONLY,
+                                             &outer), 0);
+      /* Until the change has reached this thread, or had before.  */
+      while (groups_are_user () && __atomic_load_n (&r->done,
+                                                    __ATOMIC_ACQUIRE) != t)
+        ;
+      r->reached += !groups_are_user ();
+      ck_assert_int_eq (api.identity_switch (&user,
+                                             XPTHREAD_IDENTITY_FS_ONLY,
+                                             &nested), 0);
+      r->stale += !groups_are_user ();
+      ck_assert_int_eq (api.identity_restore (&nested), 0);
+      ck_assert_int_eq (api.identity_restore (&outer), 0);
+    }
+  return NULL;
+}
+
+START_TEST (process_wide_change_during_switch)
+{
+  static const gid_t one[] = { 1005 }, two[] = { 1006, 1007 };
+  struct race r = { 0 };
+  unsigned seed = 2;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, switch_during_change, &r), 0);
+  for (int trial = 1; trial <= RACE_TRIALS; trial++)
+    {
+      wait_for (&r.ready, trial);
+      __atomic_store_n (&r.go, trial, __ATOMIC_RELEASE);
+      delay (&seed);
+      ck_assert_int_eq (trial % 2 ? setgroups (1, one) : setgroups (2, two),
+                        0);
+      __atomic_store_n (&r.done, trial, __ATOMIC_RELEASE);
+    }
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_msg (r.stale == 0, "%d of %d switches (%d reached by the change)"
+                 " kept the changed groups", r.stale, RACE_TRIALS,
+                 r.reached);
+}
+END_TEST
+
+/* ---- the interposed set*id functions are glibc's --------------------- */
+
+/* glibc's own definition of NAME, past xpthread's interposer.  */
+static void *
+glibc_own (const char *name)
+{
+  void *libc = dlopen ("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  ck_assert_ptr_nonnull (libc);
+  void *f = dlvsym (libc, name, "GLIBC_2.2.5");
+  ck_assert_msg (f != NULL, "glibc has no %s", name);
+  dlclose (libc);
+  return f;
+}
+
+/* A call through the program's binding (xpthread) and the same call of
+   glibc's own function.  */
+#define SETID_CALL(tag, name, type, ...) \
+  static int ours_##tag (void) { return name (__VA_ARGS__); } \
+  static int glibcs_##tag (void) \
+  { \
+    return ((type) glibc_own (#name)) (__VA_ARGS__); \
+  }
+typedef int (*id_fn) (uid_t);
+typedef int (*id2_fn) (uid_t, uid_t);
+typedef int (*id3_fn) (uid_t, uid_t, uid_t);
+typedef int (*groups_fn) (size_t, const gid_t *);
+typedef int (*init_fn) (const char *, gid_t);
+static const gid_t root_only[] = { 0 };
+/* As root: successful no-ops, and ids the kernel or glibc refuse.  */
+SETID_CALL (setuid_root, setuid, id_fn, 0)
+SETID_CALL (setuid_bad, setuid, id_fn, (uid_t) -1)
+SETID_CALL (setgid_bad, setgid, id_fn, (gid_t) -1)
+SETID_CALL (seteuid_bad, seteuid, id_fn, (uid_t) -1)
+SETID_CALL (setegid_bad, setegid, id_fn, (gid_t) -1)
+SETID_CALL (setreuid_same, setreuid, id2_fn, -1, -1)
+SETID_CALL (setresgid_same, setresgid, id3_fn, -1, -1, -1)
+SETID_CALL (setgroups_many, setgroups, groups_fn, (size_t) NGROUPS_MAX + 1,
+            NULL)
+SETID_CALL (initgroups_bad, initgroups, init_fn, "root", (gid_t) -1)
+/* Unprivileged: back to root is refused.  */
+SETID_CALL (setuid_0, setuid, id_fn, 0)
+SETID_CALL (setgid_0, setgid, id_fn, 0)
+SETID_CALL (seteuid_0, seteuid, id_fn, 0)
+SETID_CALL (setegid_0, setegid, id_fn, 0)
+SETID_CALL (setreuid_0, setreuid, id2_fn, 0, 0)
+SETID_CALL (setregid_0, setregid, id2_fn, 0, 0)
+SETID_CALL (setresuid_0, setresuid, id3_fn, 0, 0, 0)
+SETID_CALL (setresgid_0, setresgid, id3_fn, 0, 0, 0)
+SETID_CALL (setgroups_0, setgroups, groups_fn, 1, root_only)
+SETID_CALL (initgroups_0, initgroups, init_fn, "root", 0)
+SETID_CALL (setuid_self, setuid, id_fn, 65534)
+#undef SETID_CALL
+
+struct setid_result_case
+{
+  const char *what;
+  int (*ours) (void);
+  int (*glibcs) (void);
+  int error;            /* expected errno, 0 for success */
+};
+#define RESULT(tag, error) { #tag, ours_##tag, glibcs_##tag, error }
+static const struct setid_result_case as_root[] = {
+  RESULT (setuid_root, 0), RESULT (setuid_bad, EINVAL),
+  RESULT (setgid_bad, EINVAL), RESULT (seteuid_bad, EINVAL),
+  RESULT (setegid_bad, EINVAL), RESULT (setreuid_same, 0),
+  RESULT (setresgid_same, 0), RESULT (setgroups_many, EINVAL),
+  RESULT (initgroups_bad, EINVAL),
+};
+static const struct setid_result_case unprivileged[] = {
+  RESULT (setuid_0, EPERM), RESULT (setgid_0, EPERM),
+  RESULT (seteuid_0, EPERM), RESULT (setegid_0, EPERM),
+  RESULT (setreuid_0, EPERM), RESULT (setregid_0, EPERM),
+  RESULT (setresuid_0, EPERM), RESULT (setresgid_0, EPERM),
+  RESULT (setgroups_0, EPERM), RESULT (initgroups_0, EPERM),
+  RESULT (setuid_self, 0),
+};
+#undef RESULT
+
+/* Same return value and errno as glibc's own function, and the expected
+   ones; errno untouched on success.  */
+static void
+check_results (const struct setid_result_case *cases, int n)
+{
+  enum { UNTOUCHED = ESTALE };
+  for (int i = 0; i < n; i++)
+    {
+      const struct setid_result_case *c = &cases[i];
+      errno = UNTOUCHED;
+      int rc = c->ours ();
+      int err = errno;
+      errno = UNTOUCHED;
+      int glibc_rc = c->glibcs ();
+      int glibc_err = errno;
+      ck_assert_msg (rc == glibc_rc && err == glibc_err,
+                     "%s: %d, errno %s; glibc's: %d, errno %s", c->what, rc,
+                     strerror (err), glibc_rc, strerror (glibc_err));
+      ck_assert_msg (rc == (c->error != 0 ? -1 : 0)
+                     && err == (c->error != 0 ? c->error : UNTOUCHED),
+                     "%s: %d, errno %s; expected errno %s", c->what, rc,
+                     strerror (err), strerror (c->error));
+    }
+}
+
+/* Runs in Check's child process: it drops root for good.  A bystander
+   thread is there so that glibc broadcasts.  */
+START_TEST (process_wide_results_are_glibcs)
+{
+  Dl_info info;
+  ck_assert (dladdr ((void *) setuid, &info) != 0);
+  ck_assert_msg (strstr (info.dli_fname, "libxpthread") != NULL,
+                 "setuid is %s's, not xpthread's", info.dli_fname);
+  ck_assert_ptr_ne ((void *) setgroups, glibc_own ("setgroups"));
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, idle, NULL), 0);
+  check_results (as_root, (int) (sizeof as_root / sizeof as_root[0]));
+  ck_assert_int_eq (setgroups (0, NULL), 0);
+  ck_assert_int_eq (setresgid (65534, 65534, 65534), 0);
+  ck_assert_int_eq (setresuid (65534, 65534, 65534), 0);
+  check_results (unprivileged,
+                 (int) (sizeof unprivileged / sizeof unprivileged[0]));
+  assert_ids (gettid (), "Uid:", 65534, 65534, 65534, 65534);
+}
+END_TEST
+
 /* Register a test that needs root, or count it as skipped.  */
 static int skipped;
 
@@ -793,6 +1268,11 @@ main (void)
   add_root_test (tc, process_wide_setid_reaches_every_thread, 0,
                  2 * N_SETID_CASES);
   add_root_test (tc, process_wide_setid_failure_aborts, SIGABRT, 1);
+  add_root_test (tc, process_wide_change_while_switched, 0,
+                 N_SWITCHED_CASES);
+  add_root_test (tc, process_wide_change_held_open, 0, 1);
+  add_root_test (tc, process_wide_change_during_switch, 0, 1);
+  add_root_test (tc, process_wide_results_are_glibcs, 0, 1);
 
   int status = xp_test_run (s);
   if (skipped != 0)

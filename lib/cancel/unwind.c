@@ -42,6 +42,9 @@ struct cleanup_jmp_buf
     struct
     {
       struct cleanup_jmp_buf *prev;
+      /* The newest old-style buffer when this one was registered: those
+         pushed later belong inside its region and run before it.  */
+      struct _pthread_cleanup_buffer *old_mark;
       int saved_async;
     } data;
   } priv;
@@ -74,24 +77,28 @@ jump_to_handler (struct xp_thread *self, struct cleanup_jmp_buf *b)
 }
 
 /* Run every handler whose frame lies below limit (the unwinding has left
-   it), innermost first; a setjmp-based one does not come back here.  */
+   it), innermost first; a setjmp-based one does not come back here.  Old
+   buffers pushed after a setjmp-based one run before it, whatever their
+   addresses (in one frame the compiler places them as it likes).  */
 static void
 run_handlers_below (struct xp_thread *self, uintptr_t limit)
 {
   for (;;)
     {
       struct cleanup_jmp_buf *jb = self->cleanup_jmp_buf;
-      uintptr_t jb_sp = jb != NULL ? xp_arch_jmpbuf_sp (jb->env[0].jmp)
-                                   : UINTPTR_MAX;
+      if (jb != NULL && xp_arch_jmpbuf_sp (jb->env[0].jmp) <= limit)
+        {
+          while (self->cleanup_old != NULL
+                 && self->cleanup_old != jb->priv.data.old_mark)
+            run_old_handler (self);
+          jump_to_handler (self, jb);
+        }
       uintptr_t old = (uintptr_t) self->cleanup_old;
-      bool old_due = old != 0 && old < limit;
-      bool jb_due = jb != NULL && jb_sp <= limit;
-      if (old_due && (!jb_due || old < jb_sp))
-        run_old_handler (self);
-      else if (jb_due)
-        jump_to_handler (self, jb);
-      else
+      bool older_than_jb = jb != NULL
+                           && self->cleanup_old == jb->priv.data.old_mark;
+      if (old == 0 || old >= limit || older_than_jb)
         return;
+      run_old_handler (self);
     }
 }
 
@@ -163,6 +170,7 @@ __pthread_register_cancel (__pthread_unwind_buf_t *buf)
   struct xp_thread *self = xp_self ();
   struct cleanup_jmp_buf *b = (struct cleanup_jmp_buf *) buf;
   b->priv.data.prev = self->cleanup_jmp_buf;
+  b->priv.data.old_mark = self->cleanup_old;
   self->cleanup_jmp_buf = b;
 }
 XP_EXPORT (__pthread_register_cancel)

@@ -10,9 +10,14 @@
 
    The identity a switch installed is remembered per thread, so that a
    switch to the identity the thread already has (a nested switch for the
-   same user) makes no system call.  Every credential call of the library
-   forgets it; changes made behind the library's back are not seen (see
-   xpthread_identity_switch_np(3)).  */
+   same user) makes no system call.  Every per-thread credential call of
+   the library forgets it.  A process-wide change (glibc's setuid and the
+   rest of its family, from any thread) ends it too: the record carries the
+   generation of the process's credentials read before the switch's first
+   system call, is made only if no process-wide change was under way then,
+   and is trusted only while none has started since; process-wide.c
+   explains why that leaves no window.  Raw system calls made by the
+   program are not seen (see xpthread_identity_switch_np(3)).  */
 #include "cred.h"
 #include "export.h"
 #include <errno.h>
@@ -54,18 +59,25 @@ static bool
 is_current (const struct xpthread_identity_np *id, int flags)
 {
   const struct xp_cred_current *c = &xp_cred_current;
-  return c->valid && c->flags == flags && c->uid == id->uid
+  return c->valid
+         && c->generation == xp_load_acquire (&xp_cred_changes_started)
+         && c->flags == flags && c->uid == id->uid
          && c->gid == id->gid
          && groups_equal (c->ngroups, c->groups, id->ngroups, id->groups);
 }
 
+/* GENERATION: xp_cred_settled_generation () read before the switch's
+   first system call.  */
 static void
-remember (const struct xpthread_identity_np *id, int flags)
+remember (const struct xpthread_identity_np *id, int flags,
+          uint64_t generation)
 {
   struct xp_cred_current *c = &xp_cred_current;
-  c->valid = id->ngroups <= XP_CRED_REMEMBERED_GROUPS;
+  c->valid = id->ngroups <= XP_CRED_REMEMBERED_GROUPS
+             && generation != XP_CRED_UNSETTLED;
   if (!c->valid)
     return;
+  c->generation = generation;
   c->flags = flags;
   c->uid = id->uid;
   c->gid = id->gid;
@@ -262,6 +274,9 @@ xpthread_identity_switch_np (const struct xpthread_identity_np *id,
       saved->__state = SAVED_NOTHING;
       return 0;
     }
+  /* Before the first system call, including the reads of the identity
+     the switch compares with its target.  */
+  uint64_t generation = xp_cred_settled_generation ();
   bool fs_only = flags & XPTHREAD_IDENTITY_FS_ONLY;
   int err = fs_only ? switch_fs (id, saved) : switch_full (id, saved);
   if (err != 0)
@@ -276,7 +291,7 @@ xpthread_identity_switch_np (const struct xpthread_identity_np *id,
       return err;
     }
   saved->__state = fs_only ? SAVED_FS : SAVED_FULL;
-  remember (id, flags);
+  remember (id, flags, generation);
   return 0;
 }
 XP_EXPORT (xpthread_identity_switch_np)

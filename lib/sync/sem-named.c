@@ -160,25 +160,9 @@ create (const char *path, mode_t mode, unsigned value)
   return SEM_FAILED;
 }
 
-sem_t *
-sem_open (const char *name, int oflag, ...)
+static sem_t *
+open_or_create (const char *path, int oflag, mode_t mode, unsigned value)
 {
-  sem_path path;
-  if (!path_of (name, path))
-    {
-      errno = EINVAL;
-      return SEM_FAILED;
-    }
-  mode_t mode = 0;
-  unsigned value = 0;
-  if (oflag & O_CREAT)
-    {
-      va_list ap;
-      va_start (ap, oflag);
-      mode = va_arg (ap, mode_t);
-      value = va_arg (ap, unsigned);
-      va_end (ap);
-    }
   bool exclusive = (oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
   for (;;)
     {
@@ -200,6 +184,35 @@ sem_open (const char *name, int oflag, ...)
       if (sem != SEM_FAILED || errno != EEXIST || exclusive)
         return sem;
     }
+}
+
+sem_t *
+sem_open (const char *name, int oflag, ...)
+{
+  sem_path path;
+  if (!path_of (name, path))
+    {
+      errno = EINVAL;
+      return SEM_FAILED;
+    }
+  mode_t mode = 0;
+  unsigned value = 0;
+  if (oflag & O_CREAT)
+    {
+      va_list ap;
+      va_start (ap, oflag);
+      mode = va_arg (ap, mode_t);
+      value = va_arg (ap, unsigned);
+      va_end (ap);
+    }
+  /* Not a cancellation point, as in glibc, although open, write and close
+     are (lib/cancel/points-*.c): a cancel between them would leave a
+     temporary file or a mapping behind.  */
+  int state;
+  pthread_setcancelstate (PTHREAD_CANCEL_DISABLE, &state);
+  sem_t *sem = open_or_create (path, oflag, mode, value);
+  pthread_setcancelstate (state, NULL);
+  return sem;
 }
 XP_EXPORT (sem_open)
 
