@@ -25,8 +25,6 @@
 extern char xp_arch_cp_begin[] XP_HIDDEN;
 extern char xp_arch_cp_end[] XP_HIDDEN;
 extern char xp_arch_cp_cancel[] XP_HIDDEN;
-long xp_arch_syscall_cp (const unsigned *word, long nr, long a1, long a2,
-                         long a3, long a4, long a5, long a6) XP_HIDDEN;
 long xp_cancel_from_cp (void) XP_HIDDEN;
 
 void
@@ -54,19 +52,14 @@ xp_cancel_from_cp (void)
   xp_cancel_act ();
 }
 
+/* EINTR: the call did nothing, so a cancel that interrupted it acts.
+   close is the exception, the descriptor is gone even then.  */
 long
-xp_syscall_cp (long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+xp_syscall_cp_interrupted (struct xp_thread *self, long nr)
 {
-  struct xp_thread *self = xp_self_ptr;
-  if (xp_unlikely (self == NULL))
-    return xp_syscall6 (nr, a1, a2, a3, a4, a5, a6);
-  long r = xp_arch_syscall_cp (&self->cancel, nr, a1, a2, a3, a4, a5, a6);
-  /* EINTR: the call did nothing, so a cancel that interrupted it acts.
-     close is the exception, the descriptor is gone even then.  */
-  if (xp_unlikely (r == -EINTR) && nr != SYS_close
-      && xp_cancel_due (xp_load_acquire (&self->cancel)))
-    r = xp_cancel_from_cp ();
-  return r;
+  if (nr != SYS_close && xp_cancel_due (xp_load_acquire (&self->cancel)))
+    return xp_cancel_from_cp ();
+  return -EINTR;
 }
 
 int

@@ -8,6 +8,7 @@
 #define XP_INTERNAL_CANCEL_H
 
 #include "common.h"
+#include "thread.h"
 #include <errno.h>
 #include <time.h>
 
@@ -43,9 +44,27 @@ void xp_testcancel (void) XP_HIDDEN;
    it blocks and the kernel will restart it, or when it failed with EINTR),
    the thread acts on the cancel and this never returns.  Otherwise the
    kernel's result, -errno on failure.  A completed call is never undone.
-   Inside xp_futex_wait_cp a due cancel returns -ECANCELED instead.  */
-long xp_syscall_cp (long nr, long a1, long a2, long a3, long a4, long a5,
-                    long a6) XP_HIDDEN;
+   Inside xp_futex_wait_cp a due cancel returns -ECANCELED instead.
+
+   Inline, because every interposed read and write goes through it: the
+   common path is a load of the thread's cancel word and the system call
+   (arch/<arch>/syscall-cp.S), with no further call or page touched.  */
+long xp_arch_syscall_cp (const unsigned *word, long nr, long a1, long a2,
+                         long a3, long a4, long a5, long a6) XP_HIDDEN;
+/* The call failed with EINTR: act if a cancel interrupted it.  */
+long xp_syscall_cp_interrupted (struct xp_thread *self, long nr) XP_HIDDEN;
+
+static inline long
+xp_syscall_cp (long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_unlikely (self == NULL))
+    return xp_syscall6 (nr, a1, a2, a3, a4, a5, a6);
+  long r = xp_arch_syscall_cp (&self->cancel, nr, a1, a2, a3, a4, a5, a6);
+  if (xp_unlikely (r == -EINTR))
+    r = xp_syscall_cp_interrupted (self, nr);
+  return r;
+}
 
 #define xp_syscall_cp0(nr) xp_syscall_cp ((nr), 0, 0, 0, 0, 0, 0)
 #define xp_syscall_cp1(nr, a) xp_syscall_cp ((nr), (long) (a), 0, 0, 0, 0, 0)
@@ -83,7 +102,6 @@ int xp_futex_wait_cp (int *word, int expected, clockid_t clock,
   XP_HIDDEN;
 
 /* Reset a new thread's cancellation state.  */
-struct xp_thread;
 void xp_cancel_thread_init (struct xp_thread *t) XP_HIDDEN;
 
 /* Unwind the calling thread's stack, running cleanup handlers and C++
