@@ -38,21 +38,7 @@ open (const char *file, int flags, ...)
   return xp_openat_cp (AT_FDCWD, file, flags, (mode_t) mode);
 }
 XP_EXPORT (open)
-
-int
-open64 (const char *file, int flags, ...)
-{
-  int mode = 0;
-  if (xp_open_needs_mode (flags))
-    {
-      va_list ap;
-      va_start (ap, flags);
-      mode = va_arg (ap, int);
-      va_end (ap);
-    }
-  return xp_openat_cp (AT_FDCWD, file, flags, (mode_t) mode);
-}
-XP_EXPORT (open64)
+XP_ALIAS_64 (open64, open)
 
 int
 openat (int dirfd, const char *file, int flags, ...)
@@ -68,21 +54,7 @@ openat (int dirfd, const char *file, int flags, ...)
   return xp_openat_cp (dirfd, file, flags, mode);
 }
 XP_EXPORT (openat)
-
-int
-openat64 (int dirfd, const char *file, int flags, ...)
-{
-  mode_t mode = 0;
-  if (xp_open_needs_mode (flags))
-    {
-      va_list ap;
-      va_start (ap, flags);
-      mode = va_arg (ap, mode_t);
-      va_end (ap);
-    }
-  return xp_openat_cp (dirfd, file, flags, mode);
-}
-XP_EXPORT (openat64)
+XP_ALIAS_64 (openat64, openat)
 
 int
 creat (const char *file, mode_t mode)
@@ -90,13 +62,7 @@ creat (const char *file, mode_t mode)
   return (int) XP_CP (SYS_creat, file, mode);
 }
 XP_EXPORT (creat)
-
-int
-creat64 (const char *file, mode_t mode)
-{
-  return (int) XP_CP (SYS_creat, file, mode);
-}
-XP_EXPORT (creat64)
+XP_ALIAS_64 (creat64, creat)
 
 int
 close (int fd)

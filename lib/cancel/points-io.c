@@ -31,25 +31,12 @@ readv (int fd, const struct iovec *iov, int iovcnt)
 XP_EXPORT (readv)
 
 ssize_t
-pread64 (int fd, void *buf, size_t count, off64_t offset)
-{
-  return XP_CP (SYS_pread64, fd, buf, count, offset);
-}
-XP_EXPORT (pread64)
-
-ssize_t
 pread (int fd, void *buf, size_t count, off_t offset)
 {
   return XP_CP (SYS_pread64, fd, buf, count, offset);
 }
 XP_EXPORT (pread)
-
-ssize_t
-preadv64 (int fd, const struct iovec *iov, int iovcnt, off64_t offset)
-{
-  return XP_CP (SYS_preadv, fd, iov, iovcnt, XP_LO_HI (offset));
-}
-XP_EXPORT (preadv64)
+XP_ALIAS_64 (pread64, pread)
 
 ssize_t
 preadv (int fd, const struct iovec *iov, int iovcnt, off_t offset)
@@ -57,13 +44,15 @@ preadv (int fd, const struct iovec *iov, int iovcnt, off_t offset)
   return XP_CP (SYS_preadv, fd, iov, iovcnt, XP_LO_HI (offset));
 }
 XP_EXPORT (preadv)
+XP_ALIAS_64 (preadv64, preadv)
 
+/* preadv2 and pwritev2: NR_V2 where the kernel has it; else the fallback
+   glibc makes, NR_V for the file position (offset -1), NR_PV otherwise.  */
 static ssize_t
-preadv2_common (int fd, const struct iovec *iov, int iovcnt, off64_t offset,
-                int flags)
+vector_v2 (long nr_v2, long nr_v, long nr_pv, int fd,
+           const struct iovec *iov, int iovcnt, off_t offset, int flags)
 {
-  long r = XP_CP_RAW (SYS_preadv2, fd, iov, iovcnt, XP_LO_HI (offset),
-                      flags);
+  long r = XP_CP_RAW (nr_v2, fd, iov, iovcnt, XP_LO_HI (offset), flags);
   if (xp_likely (r != -ENOSYS))
     return xp_syscall_ret (r);
   if (flags != 0)
@@ -72,25 +61,19 @@ preadv2_common (int fd, const struct iovec *iov, int iovcnt, off64_t offset,
       return -1;
     }
   if (offset == -1)
-    return XP_CP (SYS_readv, fd, iov, iovcnt);
-  return XP_CP (SYS_preadv, fd, iov, iovcnt, XP_LO_HI (offset));
+    return XP_CP (nr_v, fd, iov, iovcnt);
+  return XP_CP (nr_pv, fd, iov, iovcnt, XP_LO_HI (offset));
 }
-
-ssize_t
-preadv64v2 (int fd, const struct iovec *iov, int iovcnt, off64_t offset,
-            int flags)
-{
-  return preadv2_common (fd, iov, iovcnt, offset, flags);
-}
-XP_EXPORT (preadv64v2)
 
 ssize_t
 preadv2 (int fd, const struct iovec *iov, int iovcnt, off_t offset,
          int flags)
 {
-  return preadv2_common (fd, iov, iovcnt, offset, flags);
+  return vector_v2 (SYS_preadv2, SYS_readv, SYS_preadv, fd, iov, iovcnt,
+                    offset, flags);
 }
 XP_EXPORT (preadv2)
+XP_ALIAS_64 (preadv64v2, preadv2)
 
 ssize_t
 write (int fd, const void *buf, size_t count)
@@ -107,25 +90,12 @@ writev (int fd, const struct iovec *iov, int iovcnt)
 XP_EXPORT (writev)
 
 ssize_t
-pwrite64 (int fd, const void *buf, size_t count, off64_t offset)
-{
-  return XP_CP (SYS_pwrite64, fd, buf, count, offset);
-}
-XP_EXPORT (pwrite64)
-
-ssize_t
 pwrite (int fd, const void *buf, size_t count, off_t offset)
 {
   return XP_CP (SYS_pwrite64, fd, buf, count, offset);
 }
 XP_EXPORT (pwrite)
-
-ssize_t
-pwritev64 (int fd, const struct iovec *iov, int iovcnt, off64_t offset)
-{
-  return XP_CP (SYS_pwritev, fd, iov, iovcnt, XP_LO_HI (offset));
-}
-XP_EXPORT (pwritev64)
+XP_ALIAS_64 (pwrite64, pwrite)
 
 ssize_t
 pwritev (int fd, const struct iovec *iov, int iovcnt, off_t offset)
@@ -133,40 +103,17 @@ pwritev (int fd, const struct iovec *iov, int iovcnt, off_t offset)
   return XP_CP (SYS_pwritev, fd, iov, iovcnt, XP_LO_HI (offset));
 }
 XP_EXPORT (pwritev)
-
-static ssize_t
-pwritev2_common (int fd, const struct iovec *iov, int iovcnt,
-                 off64_t offset, int flags)
-{
-  long r = XP_CP_RAW (SYS_pwritev2, fd, iov, iovcnt, XP_LO_HI (offset),
-                      flags);
-  if (xp_likely (r != -ENOSYS))
-    return xp_syscall_ret (r);
-  if (flags != 0)
-    {
-      errno = ENOTSUP;
-      return -1;
-    }
-  if (offset == -1)
-    return XP_CP (SYS_writev, fd, iov, iovcnt);
-  return XP_CP (SYS_pwritev, fd, iov, iovcnt, XP_LO_HI (offset));
-}
-
-ssize_t
-pwritev64v2 (int fd, const struct iovec *iov, int iovcnt, off64_t offset,
-             int flags)
-{
-  return pwritev2_common (fd, iov, iovcnt, offset, flags);
-}
-XP_EXPORT (pwritev64v2)
+XP_ALIAS_64 (pwritev64, pwritev)
 
 ssize_t
 pwritev2 (int fd, const struct iovec *iov, int iovcnt, off_t offset,
           int flags)
 {
-  return pwritev2_common (fd, iov, iovcnt, offset, flags);
+  return vector_v2 (SYS_pwritev2, SYS_writev, SYS_pwritev, fd, iov, iovcnt,
+                    offset, flags);
 }
 XP_EXPORT (pwritev2)
+XP_ALIAS_64 (pwritev64v2, pwritev2)
 
 int
 fsync (int fd)

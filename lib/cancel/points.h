@@ -38,6 +38,13 @@
   xp_syscall_cp ((nr), (long) (a), (long) (b), (long) (c), (long) (d), \
                  (long) (e), (long) (f))
 
+/* The 64 forms (pread64, open64...) are the same functions where off_t
+   is 64 bits wide, as glibc defines them: aliases of the plain ones.  */
+#define XP_ALIAS_64(alias, name) \
+  _Static_assert (sizeof (off_t) == sizeof (off64_t), "off_t is 64-bit"); \
+  extern __typeof (name) alias XP_ALIAS_OF (name); \
+  XP_EXPORT (alias)
+
 /* A file offset as preadv and pwritev take it: low word, high word.  */
 #define XP_LO_HI(off) \
   (long) (off), (long) (((uint64_t) (off) >> (__WORDSIZE / 2)) \
