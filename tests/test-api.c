@@ -939,6 +939,59 @@ START_TEST (once_old_name)
 }
 END_TEST
 
+/* A fork while another thread runs an initialiser: the child has no
+   runner, so its own pthread_once must run the routine rather than wait
+   for ever (an alarm turns a hang into a failure).  */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_once_gate[2];
+static int fork_once_runs;
+
+/* Waits for a byte on the gate: the parent's runner until the test
+   releases it, the child's at once (its gate already holds a byte).  */
+static void
+init_blocked_in_parent (void)
+{
+  fork_once_runs++;
+  char c;
+  if (read (fork_once_gate[0], &c, 1) != 1)
+    abort ();
+}
+
+static void *
+run_fork_once (void *arg)
+{
+  (void) arg;
+  pthread_once (&fork_once, init_blocked_in_parent);
+  return NULL;
+}
+
+START_TEST (once_in_fork_child_while_running)
+{
+  ck_assert_int_eq (pipe (fork_once_gate), 0);
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, run_fork_once, NULL), 0);
+  while (__atomic_load_n (&fork_once_runs, __ATOMIC_RELAXED) == 0)
+    sleep_ms (1);
+  pid_t child = fork ();
+  ck_assert_int_ne (child, -1);
+  if (child == 0)
+    {
+      alarm (5);
+      if (pipe (fork_once_gate) != 0 || write (fork_once_gate[1], "c", 1) != 1)
+        _exit (3);
+      pthread_once (&fork_once, init_blocked_in_parent);
+      _exit (fork_once_runs == 2 ? 0 : 4);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (child, &status, 0), child);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "fork child: status %#x (a hang ends in SIGALRM)", status);
+  ck_assert_int_eq (write (fork_once_gate[1], "p", 1), 1);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_int_eq (fork_once_runs, 1);
+}
+END_TEST
+
 /* --- names -------------------------------------------------------------- */
 
 START_TEST (name_self)
@@ -1441,7 +1494,8 @@ main (void)
       key_basics, key_stale_value_after_delete, key_exhaustion,
       key_destructor_rounds, key_destructor_skips, key_old_names, NULL });
   add_case (suite, "once", (const TTest *const[]) {
-      once_runs_once, once_old_name, NULL });
+      once_runs_once, once_old_name, once_in_fork_child_while_running,
+      NULL });
   add_case (suite, "name", (const TTest *const[]) {
       name_self, name_other_thread, NULL });
   add_case (suite, "exited", (const TTest *const[]) {

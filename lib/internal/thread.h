@@ -140,6 +140,11 @@ extern struct xp_thread *xp_thread_list_head XP_HIDDEN;
    every live thread xpthread started.  The last one out calls exit(0).  */
 extern int xp_live_threads XP_HIDDEN;
 
+/* How many forks separate this process from the first one: each fork
+   child adds one (pthread_once uses it to recognise a runner that stayed
+   in the parent).  */
+extern unsigned xp_fork_generation XP_HIDDEN;
+
 /* True once the thread has passed the point of no return in its exit.  */
 static inline bool
 xp_thread_exited (struct xp_thread *t)

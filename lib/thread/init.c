@@ -32,10 +32,13 @@ after_fork_parent (void)
   xp_block_cache_unlock ();
 }
 
+unsigned xp_fork_generation;
+
 static void
 after_fork_child (void)
 {
   struct xp_thread *self = xp_self_ptr;
+  xp_fork_generation++;
   self->tid = xp_gettid ();
   self->next = self->prev = NULL;
   xp_thread_list_head = self;

@@ -1,17 +1,20 @@
 /* pthread_once.
 
-   The once word (PTHREAD_ONCE_INIT is 0) is a private futex:
+   The once word (PTHREAD_ONCE_INIT is 0) is a private futex.  Its low two
+   bits are the state; while the routine runs, the bits above hold the
+   fork generation of the process the runner belongs to:
 
-     ONCE_INIT            0  nobody has run the routine
-     ONCE_RUNNING         1  one thread is running it, nobody sleeps
-     ONCE_RUNNING_WAITERS 2  one thread is running it, others may sleep
-     ONCE_DONE            3  it has returned
+     ONCE_INIT            0         nobody has run the routine
+     ONCE_RUNNING         (g<<2)|1  a thread of generation g is running it,
+                                    nobody sleeps
+     ONCE_RUNNING_WAITERS (g<<2)|2  likewise, others may sleep
+     ONCE_DONE            3         it has returned
 
    Transitions:
      INIT -> RUNNING          CAS by the thread that will run the routine
-     RUNNING -> WAITERS       CAS by a thread about to sleep
+     RUNNING -> WAITERS       CAS by a thread about to sleep (same g)
      RUNNING|WAITERS -> DONE  exchange (release) by the runner; if the old
-                              value was WAITERS, wake all sleepers
+                              state was WAITERS, wake all sleepers
    A sleeper waits only while the word is WAITERS; FUTEX_WAIT checks that
    atomically with going to sleep, and the runner's exchange observes any
    WAITERS stored before it, so no wake-up is lost.
@@ -21,12 +24,19 @@
    can hand the work on by exchanging INIT in instead of DONE and waking
    all: the woken threads find INIT and race to run the routine again.
 
+   A process forked while another thread ran the routine inherits RUNNING
+   with a runner that does not exist in it.  Every fork child counts one
+   generation more (xp_fork_generation), so it sees a runner of another
+   generation, treats the word as INIT and runs the routine itself, as
+   glibc does.
+
    The fast path is one acquire load of DONE, which pairs with the
    runner's release exchange and so makes the routine's effects visible.  */
 #define _GNU_SOURCE
 #include "common.h"
 #include "export.h"
 #include "futex.h"
+#include "thread.h"
 #include <pthread.h>
 
 enum
@@ -34,13 +44,33 @@ enum
   ONCE_INIT = 0,
   ONCE_RUNNING = 1,
   ONCE_RUNNING_WAITERS = 2,
-  ONCE_DONE = 3
+  ONCE_DONE = 3,
+  ONCE_STATE_MASK = 3,
+  ONCE_GENERATION_SHIFT = 2
 };
+
+static int
+running_state (void)
+{
+  unsigned generation = xp_load_relaxed (&xp_fork_generation);
+  return (int) ((generation << ONCE_GENERATION_SHIFT) | ONCE_RUNNING);
+}
+
+/* A runner of another generation ran in a parent process before a fork:
+   nobody in this process will finish its work.  */
+static bool
+runner_is_gone (int word_value)
+{
+  unsigned generation = (unsigned) word_value >> ONCE_GENERATION_SHIFT;
+  unsigned mine = xp_load_relaxed (&xp_fork_generation);
+  return generation != (mine & (UINT32_MAX >> ONCE_GENERATION_SHIFT));
+}
 
 static void
 finish (int *word, int final_state)
 {
-  if (xp_exchange_release (word, final_state) == ONCE_RUNNING_WAITERS)
+  int old = xp_exchange_release (word, final_state);
+  if ((old & ONCE_STATE_MASK) == ONCE_RUNNING_WAITERS)
     xp_futex_wake (word, INT32_MAX, true);
 }
 
@@ -64,22 +94,23 @@ once_slow (int *word, void (*routine) (void))
 {
   for (;;)
     {
-      int state = xp_load_acquire (word);
+      int value = xp_load_acquire (word);
+      int state = value & ONCE_STATE_MASK;
       if (state == ONCE_DONE)
         return;
-      if (state == ONCE_INIT)
+      if (state == ONCE_INIT || runner_is_gone (value))
         {
-          if (xp_cas (word, &state, ONCE_RUNNING))
+          if (xp_cas (word, &value, running_state ()))
             {
               run_once_routine (word, routine);
               return;
             }
           continue;
         }
-      if (state == ONCE_RUNNING
-          && !xp_cas (word, &state, ONCE_RUNNING_WAITERS))
+      int waiters = (value & ~ONCE_STATE_MASK) | ONCE_RUNNING_WAITERS;
+      if (state == ONCE_RUNNING && !xp_cas (word, &value, waiters))
         continue;
-      xp_futex_wait (word, ONCE_RUNNING_WAITERS, true);
+      xp_futex_wait (word, waiters, true);
     }
 }
 
