@@ -1,67 +1,127 @@
 /* Mutex and condition variable performance.
 
    uncontended_pair_ns: one thread, lock + unlock of a default mutex
-   through the public API; nanoseconds per pair.
+   through the public API; nanoseconds per pair (median of 5 runs).
 
-   contended_T<threads>_cs<ns>: <threads> threads each loop { lock; a
-   critical section of about <ns> ns; unlock; a short pause } on one
-   default mutex (or the kind given with -k) for -s seconds; acquisitions
-   per second, all threads together.  fairness_T<threads>_cs<ns> is the
-   fewest acquisitions of any thread divided by the most (1 is perfectly
-   fair).
+   contended_T<threads>_cs<ns>: <threads> threads each loop { lock; add
+   one to a counter the mutex protects (on a cache line of its own) and
+   busy work of about <ns> ns; unlock; a short pause } on one default
+   mutex (or the kind given with -k), which has a cache line of its own;
+   acquisitions per second, all threads together.  fairness_T<threads>_cs
+   <ns> is the fewest acquisitions of any thread divided by the most (1 is
+   perfectly fair).  Every cell runs -R times for -s seconds, the rounds
+   interleaved (every cell once, then every cell again, ...) so that a
+   burst of load elsewhere on the machine spreads over the cells; the
+   metrics are the medians of the rounds, and a note gives each cell's
+   spread.  The busy work touches no shared memory and is calibrated on
+   the fastest of several runs, so that a loaded moment at start-up does
+   not shorten the critical sections of one run.  The protected counter
+   doubles as a check of mutual exclusion.
 
    cond_pingpong_rate: two threads hand a token back and forth through a
    mutex and two condition variables; round trips per second.
 
-   With -k adaptive every metric name starts with "adaptive_".  A C
-   library without PTHREAD_MUTEX_ADAPTIVE_NP (musl) refuses -k adaptive.
+   With -k KIND every metric name starts with "KIND_".  A C library
+   without PTHREAD_MUTEX_ADAPTIVE_NP (musl) refuses -k adaptive.
 
-   usage: bench-mutex [-k default|adaptive] [-s SECONDS]  */
+   -c T:NS runs only that cell (repeatable); -u PAIRS runs only PAIRS
+   uncontended pairs and prints nothing else, for counting instructions
+   (bench/count-mutex runs it under callgrind); -t then keeps a second,
+   idle thread alive meanwhile, so that the count is that of a
+   multi-threaded process.
+
+   usage: bench-mutex [-k default|adaptive|errorcheck|recursive]
+                      [-s SECONDS] [-R ROUNDS] [-c T:NS]... [-u PAIRS [-t]]  */
 #include "bench.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
-static pthread_mutex_t lock;
-/* Metric name prefix: "" for the default mutex, "adaptive_" for -k.  */
-static const char *prefix = "";
-static double seconds_per_cell = 0.3;
-static volatile unsigned long sink;
-static double spins_per_ns;
+#define LINE 64
 
-/* Busy work of a calibrated length, standing for a critical section.  */
-static void
-work (long spins)
+/* The mutex and the data it protects, each on a cache line of its own.  */
+static struct
 {
-  for (long i = 0; i < spins; i++)
-    sink++;
+  _Alignas (LINE) pthread_mutex_t lock;
+  _Alignas (LINE) unsigned long protected_count;
+  _Alignas (LINE) char end;
+} shared;
+
+/* Metric name prefix: "" for the default mutex, "KIND_" for -k.  */
+static const char *prefix = "";
+static double seconds_per_cell = 0.2;
+static int rounds = 3;
+static double iters_per_ns;
+
+/* Busy work of a calibrated length, standing for a critical section: a
+   loop the compiler must keep, touching no memory.  */
+static void
+work (long iters)
+{
+  for (long i = 0; i < iters; i++)
+    __asm__ volatile ("" : : "r" (i));
 }
 
 static void
 calibrate (void)
 {
-  long n = 10 * 1000 * 1000;
-  double t0 = bench_now ();
-  work (n);
-  spins_per_ns = n / ((bench_now () - t0) * 1e9);
+  long n = 2 * 1000 * 1000;
+  double best = 1e9;
+  for (int i = 0; i < 15; i++)
+    {
+      double t0 = bench_now ();
+      work (n);
+      double t = bench_now () - t0;
+      if (t < best)
+        best = t;
+    }
+  iters_per_ns = n / (best * 1e9);
+}
+
+/* The loop bench/count-mutex counts: exactly PAIRS lock + unlock pairs
+   and the loop around them.  */
+__attribute__ ((noinline)) void bench_uncontended_loop (long pairs);
+__attribute__ ((noinline)) void
+bench_uncontended_loop (long pairs)
+{
+  for (long i = 0; i < pairs; i++)
+    {
+      pthread_mutex_lock (&shared.lock);
+      pthread_mutex_unlock (&shared.lock);
+    }
+}
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static double
+median (double *v, int n)
+{
+  qsort (v, n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static double
 uncontended_pair_ns (void)
 {
-  long n = 20 * 1000 * 1000;
-  double t0 = bench_now ();
-  for (long i = 0; i < n; i++)
+  long n = 4 * 1000 * 1000;
+  double ns[5];
+  for (int i = 0; i < 5; i++)
     {
-      pthread_mutex_lock (&lock);
-      pthread_mutex_unlock (&lock);
+      double t0 = bench_now ();
+      bench_uncontended_loop (n);
+      ns[i] = (bench_now () - t0) * 1e9 / n;
     }
-  return (bench_now () - t0) * 1e9 / n;
+  return median (ns, 5);
 }
 
 struct contender
 {
   pthread_t thread;
-  long cs_spins;
+  long cs_iters;
   long count;
 };
 
@@ -76,9 +136,10 @@ contend (void *arg)
     ;
   while (!atomic_load_explicit (&stop, memory_order_relaxed))
     {
-      pthread_mutex_lock (&lock);
-      work (c->cs_spins);
-      pthread_mutex_unlock (&lock);
+      pthread_mutex_lock (&shared.lock);
+      shared.protected_count++;
+      work (c->cs_iters);
+      pthread_mutex_unlock (&shared.lock);
       count++;
       /* Some work outside, or one thread would re-take the lock at once
          and the benchmark would measure nothing but that.  */
@@ -88,15 +149,26 @@ contend (void *arg)
   return NULL;
 }
 
-static void
-contended_cell (int threads, int cs_ns)
+#define MAX_CELLS 16
+#define MAX_ROUNDS 100
+
+struct cell
 {
+  int threads, cs_ns;
+  double rate[MAX_ROUNDS], fairness[MAX_ROUNDS];
+};
+
+static void
+run_cell (struct cell *cell, int round)
+{
+  int threads = cell->threads;
   struct contender c[threads];
   atomic_store (&go, 0);
   atomic_store (&stop, 0);
+  shared.protected_count = 0;
   for (int i = 0; i < threads; i++)
     {
-      c[i].cs_spins = (long) (cs_ns * spins_per_ns);
+      c[i].cs_iters = (long) (cell->cs_ns * iters_per_ns);
       int err = pthread_create (&c[i].thread, NULL, contend, &c[i]);
       if (err != 0)
         bench_fail ("pthread_create", err);
@@ -117,13 +189,40 @@ contended_cell (int threads, int cs_ns)
       if (c[i].count > most)
         most = c[i].count;
     }
+  if ((unsigned long) total != shared.protected_count)
+    {
+      fprintf (stderr, "bench-mutex: T%d cs%d: %ld acquisitions but the "
+               "protected counter says %lu: no mutual exclusion\n",
+               threads, cell->cs_ns, total, shared.protected_count);
+      exit (1);
+    }
+  cell->rate[round] = total / elapsed;
+  cell->fairness[round] = most > 0 ? (double) least / most : 0;
+}
+
+static void
+report_cell (struct cell *cell)
+{
   char name[64];
-  snprintf (name, sizeof name, "%scontended_T%d_cs%d", prefix, threads,
-            cs_ns);
-  bench_metric (name, total / elapsed, "ops/s", 1);
-  snprintf (name, sizeof name, "%sfairness_T%d_cs%d", prefix, threads,
-            cs_ns);
-  bench_metric (name, most > 0 ? (double) least / most : 0, "min/max", 1);
+  double lo = cell->rate[0], hi = cell->rate[0];
+  for (int r = 1; r < rounds; r++)
+    {
+      if (cell->rate[r] < lo)
+        lo = cell->rate[r];
+      if (cell->rate[r] > hi)
+        hi = cell->rate[r];
+    }
+  double rate = median (cell->rate, rounds);
+  printf ("# T%d cs%d: %d rounds of %g s, ops/s median %.4g, spread "
+          "(max-min)/2/median %.0f%%\n", cell->threads, cell->cs_ns,
+          rounds, seconds_per_cell, rate,
+          rate > 0 ? 50 * (hi - lo) / rate : 0);
+  snprintf (name, sizeof name, "%scontended_T%d_cs%d", prefix,
+            cell->threads, cell->cs_ns);
+  bench_metric (name, rate, "ops/s", 1);
+  snprintf (name, sizeof name, "%sfairness_T%d_cs%d", prefix,
+            cell->threads, cell->cs_ns);
+  bench_metric (name, median (cell->fairness, rounds), "min/max", 1);
 }
 
 static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -162,44 +261,121 @@ cond_pingpong_rate (long rounds)
   return rounds / (bench_now () - t0);
 }
 
+static void *
+idle_thread (void *arg)
+{
+  for (;;)
+    pause ();
+  return arg;
+}
+
+static __attribute__ ((noreturn)) void
+usage (const char *prog)
+{
+  fprintf (stderr, "usage: %s [-k default|adaptive|errorcheck|recursive] "
+           "[-s SECONDS] [-R ROUNDS] [-c THREADS:NS]... [-u PAIRS [-t]]\n",
+           prog);
+  exit (2);
+}
+
 int
 main (int argc, char **argv)
 {
+  static struct cell cells[MAX_CELLS];
+  int ncells = 0;
+  long count_pairs = 0;
+  int idle = 0;
   int opt;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init (&attr);
-  while ((opt = getopt (argc, argv, "k:s:")) != -1)
-    if (opt == 'k' && strcmp (optarg, "adaptive") == 0)
+  while ((opt = getopt (argc, argv, "k:s:R:c:u:t")) != -1)
+    if (opt == 'k')
       {
+        static const struct { const char *name; int type; } kinds[] = {
+          { "default", PTHREAD_MUTEX_DEFAULT },
 #ifdef __GLIBC__
-        pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-        prefix = "adaptive_";
-#else
-        fprintf (stderr, "%s: no adaptive mutex kind in this C library\n",
-                 argv[0]);
-        return 2;
+          { "adaptive", PTHREAD_MUTEX_ADAPTIVE_NP },
 #endif
+          { "errorcheck", PTHREAD_MUTEX_ERRORCHECK },
+          { "recursive", PTHREAD_MUTEX_RECURSIVE },
+        };
+        size_t i;
+        for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+          if (strcmp (optarg, kinds[i].name) == 0)
+            break;
+        if (i == sizeof kinds / sizeof kinds[0])
+          {
+            fprintf (stderr, "%s: no mutex kind '%s' in this C library\n",
+                     argv[0], optarg);
+            return 2;
+          }
+        pthread_mutexattr_settype (&attr, kinds[i].type);
+        if (i > 0)
+          {
+            static char buf[32];
+            snprintf (buf, sizeof buf, "%s_", optarg);
+            prefix = buf;
+          }
       }
     else if (opt == 's')
       seconds_per_cell = atof (optarg);
-    else if (opt != 'k' || strcmp (optarg, "default") != 0)
+    else if (opt == 'R')
       {
-        fprintf (stderr, "usage: %s [-k default|adaptive] [-s SECONDS]\n",
-                 argv[0]);
-        return 2;
+        rounds = (int) bench_count (argv[0], optarg);
+        if (rounds > MAX_ROUNDS)
+          usage (argv[0]);
       }
-  pthread_mutex_init (&lock, &attr);
+    else if (opt == 'c')
+      {
+        int t, ns;
+        if (ncells == MAX_CELLS || sscanf (optarg, "%d:%d", &t, &ns) != 2
+            || t < 1 || t > 64 || ns < 0)
+          usage (argv[0]);
+        cells[ncells].threads = t;
+        cells[ncells++].cs_ns = ns;
+      }
+    else if (opt == 'u')
+      count_pairs = bench_count (argv[0], optarg);
+    else if (opt == 't')
+      idle = 1;
+    else
+      usage (argv[0]);
+  pthread_mutex_init (&shared.lock, &attr);
+  if (count_pairs > 0)
+    {
+      pthread_t t;
+      int err = idle ? pthread_create (&t, NULL, idle_thread, NULL) : 0;
+      if (err != 0)
+        bench_fail ("pthread_create", err);
+      bench_uncontended_loop (count_pairs);
+      return 0;
+    }
   bench_print_impl ();
   calibrate ();
   char name[64];
-  snprintf (name, sizeof name, "%suncontended_pair_ns", prefix);
-  bench_metric (name, uncontended_pair_ns (), "ns", 0);
-  static const int threads[] = { 2, 4, 8 };
-  static const int cs[] = { 0, 50, 1000 };
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      contended_cell (threads[i], cs[j]);
-  snprintf (name, sizeof name, "%scond_pingpong_rate", prefix);
-  bench_metric (name, cond_pingpong_rate (100000), "round-trips/s", 1);
+  int all = ncells == 0;
+  if (all)
+    {
+      snprintf (name, sizeof name, "%suncontended_pair_ns", prefix);
+      bench_metric (name, uncontended_pair_ns (), "ns", 0);
+      static const int threads[] = { 2, 4, 8 };
+      static const int cs[] = { 0, 50, 1000 };
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          {
+            cells[ncells].threads = threads[i];
+            cells[ncells++].cs_ns = cs[j];
+          }
+    }
+  for (int r = 0; r < rounds; r++)
+    for (int i = 0; i < ncells; i++)
+      run_cell (&cells[i], r);
+  for (int i = 0; i < ncells; i++)
+    report_cell (&cells[i]);
+  if (all)
+    {
+      snprintf (name, sizeof name, "%scond_pingpong_rate", prefix);
+      bench_metric (name, cond_pingpong_rate (100000), "round-trips/s", 1);
+    }
   return 0;
 }

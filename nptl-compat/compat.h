@@ -38,31 +38,29 @@ size_t xp_compat_tcb_size (void) XP_HIDDEN;
    Returns false when glibc cannot allocate the thread's TLS.  */
 bool xp_compat_tcb_build (void *tp, bool fresh) XP_HIDDEN;
 
-/* Take a TCB off glibc's thread list: its thread is leaving, or never
-   started.  */
+/* Take a TCB off glibc's thread list: its thread is gone, never started,
+   or is leaving while a set*id broadcast waits for it.  */
 void xp_compat_tcb_leave_list (void *tp) XP_HIDDEN;
+
+/* The thread of tp is exiting and will run no more glibc code: have
+   glibc's set*id broadcasts pass it by.  False when a broadcast already
+   counts on this thread; it must then keep its signals open and leave the
+   list itself (xp_compat_tcb_leave_list), which waits for the broadcast. */
+bool xp_compat_tcb_retire (void *tp) XP_HIDDEN;
 
 /* Bracket the clone of a raw thread: glibc's thread list stays locked so
    that no set*id broadcast can run between the clone (which copies the
    creator's credentials) and the moment the new thread can be signalled.
-   Call with signals unblocked; clone_end records the new tid for glibc. */
+   Call with signals unblocked; clone_end records the new tid (clone's
+   result, -errno on failure) for glibc.  */
 void xp_compat_clone_begin (void) XP_HIDDEN;
-void xp_compat_clone_end (struct xp_thread *t) XP_HIDDEN;
+void xp_compat_clone_end (void *tp, long tid) XP_HIDDEN;
 
 /* Give back what glibc allocated for a TCB (DTV, dynamic TLS).  */
 void xp_compat_tcb_destroy (void *tp) XP_HIDDEN;
 
 /* Runs first in a new raw thread, on its own stack.  */
 void xp_compat_thread_start (struct xp_thread *self) XP_HIDDEN;
-
-/* Runs last in an exiting raw thread: C++ thread_local destructors, rseq
-   unregistration.  */
-void xp_compat_thread_finish (struct xp_thread *self) XP_HIDDEN;
-
-/* Record a scheduling change where glibc's code looks for it (policy -1:
-   unchanged).  */
-void xp_compat_note_scheduling (struct xp_thread *t, int policy,
-                                int priority) XP_HIDDEN;
 
 /* C++ thread_local destructors of the calling thread (any mode).  */
 void xp_compat_call_tls_dtors (void) XP_HIDDEN;

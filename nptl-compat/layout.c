@@ -82,10 +82,8 @@ discover_thread_fields (const char *tp)
       || !read_field ("_thread_db_pthread_specific",
                       32 * 8 * sizeof (void *), 1, &xp_glibc.off_specific)
       || !read_size ("_thread_db_sizeof_pthread_key_data_level2", &key_block)
-      || !read_field ("_thread_db_pthread_schedpolicy", 32, 1,
-                      &xp_glibc.off_schedpolicy)
-      || !read_field ("_thread_db_pthread_schedparam_sched_priority", 32, 1,
-                      &xp_glibc.off_sched_priority))
+      || !read_field ("_thread_db_pthread_cancelhandling", 32, 1,
+                      &xp_glibc.off_cancelhandling))
     return "glibc's thread descriptors are missing or unexpected";
   /* The first key block sits just before the pointer array that
      references it; the main thread's specific[0] must say so.  */
@@ -94,6 +92,9 @@ discover_thread_fields (const char *tp)
     return "thread-specific block not where expected";
   if (*(const int *) (tp + xp_glibc.off_tid) != xp_gettid ())
     return "tid field does not hold the main thread's tid";
+  if (*(const int *) (tp + xp_glibc.off_cancelhandling)
+      & (XP_GLIBC_EXITING_BIT | XP_GLIBC_SETXID_BIT))
+    return "cancelhandling of the main thread says it is leaving";
   if (word_at (tp, XP_TCB_OFF_SELF) != tp || word_at (tp, XP_TCB_OFF_TCB) != tp)
     return "TCB header does not point at itself";
   return discover_robust_head (tp);

@@ -17,8 +17,7 @@ struct xp_glibc_layout
   ptrdiff_t off_specific;
   ptrdiff_t off_specific_first;
   long robust_futex_offset;
-  ptrdiff_t off_schedpolicy;    /* glibc's copy of the thread's policy */
-  ptrdiff_t off_sched_priority; /* and priority */     /* what glibc registers with the kernel */
+  ptrdiff_t off_cancelhandling; /* read by glibc's set*id broadcast */
   /* rseq area, from the thread pointer; size 0 when glibc registers none. */
   ptrdiff_t rseq_offset;
   unsigned rseq_size;
@@ -36,6 +35,12 @@ struct xp_glibc_layout
 /* libc's TLS block is a few hundred bytes; discovery refuses a layout
    whose block would not fit the copy a reused thread block makes.  */
 #define XP_LIBC_TLS_MAX 4096
+
+/* Bits of cancelhandling that glibc's set*id broadcast reads and writes
+   (nptl/descr.h, unchanged since glibc 2.3): it skips a thread marked
+   EXITING, and marks with SETXID each thread it will signal.  */
+#define XP_GLIBC_EXITING_BIT (1 << 4)
+#define XP_GLIBC_SETXID_BIT (1 << 6)
 
 extern struct xp_glibc_layout xp_glibc XP_HIDDEN;
 

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #define XP_RSEQ_AREA_SIZE 32
-#define XP_RSEQ_FLAG_UNREGISTER 1
 #define XP_RSEQ_CPU_ID_REGISTRATION_FAILED (-2)
 /* Offset of cpu_id in the kernel's struct rseq.  */
 #define XP_RSEQ_OFF_CPU_ID 4
@@ -124,9 +123,35 @@ xp_compat_tcb_build (void *tp, bool fresh)
 void
 xp_compat_tcb_leave_list (void *tp)
 {
+  char *node = (char *) tp + xp_glibc.off_list;
   xp_glibc_list_lock ();
-  xp_glibc_list_remove (tp);
+  /* Self-linked: it left already, when its thread's exit found a set*id
+     broadcast under way (xp_compat_tcb_retire).  */
+  if (*(char **) node != node)
+    xp_glibc_list_remove (tp);
   xp_glibc_list_unlock ();
+}
+
+/* glibc's set*id broadcast (nptl/nptl_setxid.c) holds the list lock, marks
+   with SETXID every listed thread not marked EXITING, signals the marked
+   ones and waits until each has run its handler.  Both marks are made by
+   compare-and-swap on the same word, so exactly one of these holds:
+   - we set EXITING first: every later broadcast skips this thread, which
+     may block its signals and leave its TCB listed until the block is
+     reclaimed (xp_compat_tcb_leave_list then takes it off);
+   - a broadcast marked it first: it will signal this thread and wait for
+     its handler, so the caller must keep its signals open until the
+     broadcast is over, which taking the list lock guarantees.
+   This keeps the list lock, which a creator holds across clone, off the
+   path of every exiting thread.  */
+bool
+xp_compat_tcb_retire (void *tp)
+{
+  int *word = (int *) ((char *) tp + xp_glibc.off_cancelhandling);
+  int old = xp_load_relaxed (word);
+  while (!xp_cas (word, &old, old | XP_GLIBC_EXITING_BIT))
+    ;
+  return (old & XP_GLIBC_SETXID_BIT) == 0;
 }
 
 void
@@ -135,11 +160,14 @@ xp_compat_clone_begin (void)
   xp_glibc_list_lock ();
 }
 
+/* The new thread may have ended already, but its TCB stays in place until
+   its block is reclaimed, which takes it off the list under the lock we
+   still hold.  */
 void
-xp_compat_clone_end (struct xp_thread *t)
+xp_compat_clone_end (void *tp, long tid)
 {
-  if (t->tid > 0)
-    *(int *) ((char *) t->tp + xp_glibc.off_tid) = t->tid;
+  if (tid > 0)
+    *(int *) ((char *) tp + xp_glibc.off_tid) = (int) tid;
   xp_glibc_list_unlock ();
 }
 
@@ -149,6 +177,11 @@ xp_compat_tcb_destroy (void *tp)
   xp_glibc.deallocate_tls (tp, false);
 }
 
+/* The area is never unregistered: the kernel writes a task's rseq area
+   only on the task's way back to user space, which an exiting thread never
+   takes again once it is in exit(2), and its block is reused or unmapped
+   only after that, when the kernel has cleared its tid.  glibc relies on
+   the same for its own threads.  */
 static void
 register_rseq (char *tp)
 {
@@ -166,8 +199,10 @@ xp_compat_thread_start (struct xp_thread *self)
 {
   char *tp = self->tp;
   *(int *) (tp + xp_glibc.off_tid) = self->tid;
-  xp_syscall2 (SYS_set_robust_list, tp + xp_glibc.off_robust_head,
-               3 * sizeof (void *));
+  self->robust_head = (struct robust_list_head *) (tp
+                                                    + xp_glibc.off_robust_head);
+  xp_syscall2 (SYS_set_robust_list, self->robust_head,
+               sizeof *self->robust_head);
   register_rseq (tp);
   /* A reused block carries the previous thread's libc TLS: start from the
      global locale and a fresh resolver as a new glibc thread does.  */
@@ -184,46 +219,4 @@ xp_compat_call_tls_dtors (void)
 {
   if (xp_glibc.call_tls_dtors != NULL)
     xp_glibc.call_tls_dtors ();
-}
-
-void
-xp_compat_thread_finish (struct xp_thread *self)
-{
-  if (xp_glibc.rseq_size != 0)
-    xp_syscall4 (SYS_rseq, (char *) self->tp + xp_glibc.rseq_offset,
-                 XP_RSEQ_AREA_SIZE, XP_RSEQ_FLAG_UNREGISTER, XP_RSEQ_SIG);
-}
-
-/* glibc's priority-protection code keeps a copy of the thread's policy
-   and priority in its thread record; a change made through xpthread must
-   reach that copy, or unlocking such a mutex restores a stale priority.
-   A raw thread's record is ours to update; a thread glibc started (hosted,
-   or adopted) has glibc's own setter repeat the change, which also lets
-   glibc apply the ceilings of the mutexes the thread holds.  */
-void
-xp_compat_note_scheduling (struct xp_thread *t, int policy, int priority)
-{
-  if (t->kind == XP_THREAD_RAW)
-    {
-      char *tp = t->tp;
-      if (policy >= 0)
-        *(int *) (tp + xp_glibc.off_schedpolicy) = policy;
-      *(int *) (tp + xp_glibc.off_sched_priority) = priority;
-      return;
-    }
-  if (t->host == 0)
-    return;
-  if (policy >= 0)
-    {
-      int (*set) (pthread_t, int, const struct sched_param *)
-        = xp_glibc_function ("pthread_setschedparam", "GLIBC_2.2.5");
-      struct sched_param param = { .sched_priority = priority };
-      set (t->host, policy, &param);
-    }
-  else
-    {
-      int (*set) (pthread_t, int)
-        = xp_glibc_function ("pthread_setschedprio", "GLIBC_2.34");
-      set (t->host, priority);
-    }
 }

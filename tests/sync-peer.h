@@ -17,6 +17,13 @@ struct xp_peer_area
   int turn;              /* ping-pong: 0 the suite's move, 1 the peer's */
   int moves[2];          /* moves made by each side, under mutex */
   int peer_started;      /* set once the peer has mapped the area */
+  /* queue: both sides produce items and consume them, waiting on cond */
+  int items;             /* produced and not yet consumed, under mutex */
+  int queue_total;       /* items both sides produce together */
+  int queue_consumers;   /* consumer threads of both sides together */
+  int consumers_ready;   /* consumers in their loop, under mutex */
+  int produced[2];       /* by each side, under mutex */
+  int consumed[2];       /* by each side, under mutex */
 };
 
 /* The peer's exit statuses besides 0.  */

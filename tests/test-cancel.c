@@ -985,6 +985,35 @@ END_TEST
 
 enum { WAIT_PLAIN, WAIT_TIMED, WAIT_CLOCK, N_WAIT_KINDS };
 
+/* Process-shared condition variables follow glibc's protocol, a
+   separate implementation: the condition tests run with both.  */
+static void
+init_cond (pthread_cond_t *cond, bool pshared)
+{
+  pthread_condattr_t ca;
+  ck_assert_int_eq (pthread_condattr_init (&ca), 0);
+  ck_assert_int_eq (pthread_condattr_setpshared (&ca, pshared
+                                                 ? PTHREAD_PROCESS_SHARED
+                                                 : PTHREAD_PROCESS_PRIVATE),
+                    0);
+  ck_assert_int_eq (pthread_cond_init (cond, &ca), 0);
+  pthread_condattr_destroy (&ca);
+}
+
+static void
+init_mutex (pthread_mutex_t *m, int type, bool pshared)
+{
+  pthread_mutexattr_t ma;
+  ck_assert_int_eq (pthread_mutexattr_init (&ma), 0);
+  ck_assert_int_eq (pthread_mutexattr_settype (&ma, type), 0);
+  ck_assert_int_eq (pthread_mutexattr_setpshared (&ma, pshared
+                                                  ? PTHREAD_PROCESS_SHARED
+                                                  : PTHREAD_PROCESS_PRIVATE),
+                    0);
+  ck_assert_int_eq (pthread_mutex_init (m, &ma), 0);
+  pthread_mutexattr_destroy (&ma);
+}
+
 static int waiter_tid;
 
 /* Wait until the worker, which stored its tid, sleeps in the kernel.  */
@@ -999,7 +1028,7 @@ wait_until_blocked (void)
    first cleanup handler runs: with an error-checking mutex, the handler's
    unlock succeeds only then.  */
 static pthread_mutex_t cw_mutex;
-static pthread_cond_t cw_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cw_cond;
 static int cw_unlock_result = -1;
 
 static void
@@ -1038,16 +1067,16 @@ cond_waiter (void *arg)
   return NULL;
 }
 
+/* Looped over the wait kinds, private and then process-shared.  */
 START_TEST (cond_wait_cancelled_holds_mutex)
 {
-  pthread_mutexattr_t ma;
-  pthread_mutexattr_init (&ma);
-  pthread_mutexattr_settype (&ma, PTHREAD_MUTEX_ERRORCHECK);
-  ck_assert_int_eq (pthread_mutex_init (&cw_mutex, &ma), 0);
-  pthread_mutexattr_destroy (&ma);
+  bool pshared = _i >= N_WAIT_KINDS;
+  init_mutex (&cw_mutex, PTHREAD_MUTEX_ERRORCHECK, pshared);
+  init_cond (&cw_cond, pshared);
   pthread_t t;
   ck_assert_int_eq (pthread_create (&t, NULL, cond_waiter,
-                                    (void *) (intptr_t) _i), 0);
+                                    (void *) (intptr_t) (_i % N_WAIT_KINDS)),
+                    0);
   wait_until_blocked ();
   /* The waiter released the mutex inside its wait.  */
   ck_assert_int_eq (pthread_mutex_lock (&cw_mutex), 0);
@@ -1065,8 +1094,8 @@ END_TEST
    other one wakes, or it returned from its wait with the signal (the
    cancel acts at its next wait): one token, taken exactly once, never
    stranded.  */
-static pthread_mutex_t sc_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t sc_cond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t sc_mutex;
+static pthread_cond_t sc_cond;
 static int sc_waiting, sc_tokens, sc_taken[2];
 
 static void
@@ -1093,9 +1122,12 @@ token_waiter (void *arg)
   return NULL;
 }
 
+/* Looped: private, then process-shared condition variable.  */
 START_TEST (cancelled_waiter_passes_signal_on)
 {
   enum { ROUNDS = 200 };
+  init_mutex (&sc_mutex, PTHREAD_MUTEX_NORMAL, _i == 1);
+  init_cond (&sc_cond, _i == 1);
   for (int round = 0; round < ROUNDS; round++)
     {
       sc_waiting = sc_tokens = sc_taken[0] = sc_taken[1] = 0;
@@ -1361,11 +1393,7 @@ static struct
   uint64_t produced, consumed;
   unsigned long out_of_order;
   bool stop_producing, stop_consuming;
-} storm = {
-  .qm = PTHREAD_MUTEX_INITIALIZER,
-  .not_empty = PTHREAD_COND_INITIALIZER,
-  .not_full = PTHREAD_COND_INITIALIZER,
-};
+} storm;
 
 static unsigned
 storm_seed (void)
@@ -1521,9 +1549,14 @@ join_expecting (pthread_t t, void *want, const char *what)
   ck_assert_msg (result == want, "%s ended with %p", what, result);
 }
 
+/* Looped: the queue's mutex and condition variables private, then
+   process-shared.  */
 START_TEST (cancel_storm)
 {
   int seconds = storm_seconds ();
+  init_mutex (&storm.qm, PTHREAD_MUTEX_NORMAL, _i == 1);
+  init_cond (&storm.not_empty, _i == 1);
+  init_cond (&storm.not_full, _i == 1);
   storm.written = calloc (STORM_RECORDS, 1);
   storm.read = calloc (STORM_RECORDS, 1);
   ck_assert (storm.written != NULL && storm.read != NULL);
@@ -1695,14 +1728,15 @@ main (void)
   tcase_add_test (tc, main_exit_runs_cleanup_others_continue);
 
   tc = new_case (s, "waits", 30);
-  tcase_add_loop_test (tc, cond_wait_cancelled_holds_mutex, 0, N_WAIT_KINDS);
-  tcase_add_test (tc, cancelled_waiter_passes_signal_on);
+  tcase_add_loop_test (tc, cond_wait_cancelled_holds_mutex, 0,
+                       2 * N_WAIT_KINDS);
+  tcase_add_loop_test (tc, cancelled_waiter_passes_signal_on, 0, 2);
   tcase_add_loop_test (tc, sem_wait_cancelled_value_intact, 0, N_WAIT_KINDS);
   tcase_add_test (tc, sem_cancel_racing_post);
   tcase_add_loop_test (tc, join_cancelled_target_still_joinable, 0,
                        N_WAIT_KINDS);
 
   tc = new_case (s, "storm", storm_seconds () + 60);
-  tcase_add_test (tc, cancel_storm);
+  tcase_add_loop_test (tc, cancel_storm, 0, 2);
   return xp_test_run (s);
 }

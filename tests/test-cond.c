@@ -89,12 +89,27 @@ init_mutex (pthread_mutex_t *m, int type)
   pthread_mutexattr_destroy (&attr);
 }
 
+/* Process-shared condition variables keep glibc's protocol, a separate
+   implementation, so the behaviour cases run a second time with every
+   condition variable they make process-shared (set by a fixture).  */
+static bool make_pshared;
+
+static void
+pshared_fixture (void)
+{
+  make_pshared = true;
+}
+
 static void
 init_cond (pthread_cond_t *c, clockid_t clock)
 {
   pthread_condattr_t attr;
   ck_assert_int_eq (pthread_condattr_init (&attr), 0);
   ck_assert_int_eq (pthread_condattr_setclock (&attr, clock), 0);
+  if (make_pshared)
+    ck_assert_int_eq (pthread_condattr_setpshared (&attr,
+                                                   PTHREAD_PROCESS_SHARED),
+                      0);
   ck_assert_int_eq (pthread_cond_init (c, &attr), 0);
   pthread_condattr_destroy (&attr);
 }
@@ -1018,20 +1033,32 @@ END_TEST
 /* ---- the suite ------------------------------------------------------ */
 
 static void
-add_case (Suite *s, const char *name, const TTest *test, int timeout)
-{
-  TCase *tc = tcase_create (name);
-  tcase_set_timeout (tc, timeout);
-  tcase_add_test (tc, test);
-  suite_add_tcase (s, tc);
-}
-
-static void
 add_loop_case (Suite *s, const char *name, const TTest *test, int n,
                int timeout)
 {
   TCase *tc = tcase_create (name);
   tcase_set_timeout (tc, timeout);
+  tcase_add_loop_test (tc, test, 0, n);
+  suite_add_tcase (s, tc);
+}
+
+static void
+add_case (Suite *s, const char *name, const TTest *test, int timeout)
+{
+  add_loop_case (s, name, test, 1, timeout);
+}
+
+/* A case run twice: with private and with process-shared condition
+   variables.  */
+static void
+add_both (Suite *s, const char *name, const TTest *test, int n, int timeout)
+{
+  add_loop_case (s, name, test, n, timeout);
+  char shared_name[64];
+  snprintf (shared_name, sizeof shared_name, "pshared-%s", name);
+  TCase *tc = tcase_create (strdup (shared_name));
+  tcase_set_timeout (tc, timeout);
+  tcase_add_checked_fixture (tc, pshared_fixture, NULL);
   tcase_add_loop_test (tc, test, 0, n);
   suite_add_tcase (s, tc);
 }
@@ -1043,19 +1070,18 @@ main (void)
   add_case (s, "attr-defaults", condattr_defaults, 10);
   add_case (s, "attr-clock", condattr_clock, 10);
   add_case (s, "attr-pshared", condattr_pshared, 10);
-  add_loop_case (s, "wake-one", wake_one_waiter, 4 * N_WAIT_KINDS, 20);
+  add_both (s, "wake-one", wake_one_waiter, 4 * N_WAIT_KINDS, 20);
   add_case (s, "initialiser", static_initialiser, 20);
-  add_loop_case (s, "timeout", timed_wait_times_out_holding_mutex, 6, 10);
-  add_case (s, "bad-clock", clockwait_bad_clock, 10);
-  add_case (s, "errorcheck-eperm", wait_with_unowned_errorcheck_mutex, 20);
-  add_case (s, "recursive", wait_with_recursive_mutex, 20);
-  add_case (s, "broadcast", broadcast_wakes_all, 20);
-  add_loop_case (s, "destroy-after-broadcast", destroy_after_broadcast, 2,
-                 30);
-  add_case (s, "free-after-broadcast", free_after_unlocked_broadcast, 30);
-  add_case (s, "destroy-busy", destroy_with_waiter_is_busy, 20);
-  add_case (s, "producers-consumers", producers_consumers, 30);
-  add_loop_case (s, "tickets", signal_tickets, 2, 30);
+  add_both (s, "timeout", timed_wait_times_out_holding_mutex, 6, 10);
+  add_both (s, "bad-clock", clockwait_bad_clock, 1, 10);
+  add_both (s, "errorcheck-eperm", wait_with_unowned_errorcheck_mutex, 1, 20);
+  add_both (s, "recursive", wait_with_recursive_mutex, 1, 20);
+  add_both (s, "broadcast", broadcast_wakes_all, 1, 20);
+  add_both (s, "destroy-after-broadcast", destroy_after_broadcast, 2, 30);
+  add_both (s, "free-after-broadcast", free_after_unlocked_broadcast, 1, 30);
+  add_both (s, "destroy-busy", destroy_with_waiter_is_busy, 1, 20);
+  add_both (s, "producers-consumers", producers_consumers, 1, 30);
+  add_both (s, "tickets", signal_tickets, 2, 30);
   add_case (s, "pshared-fork", pshared_between_processes, 30);
   return xp_test_run (s);
 }

@@ -758,6 +758,15 @@ START_TEST (robust_owner_thread_dies)
   ck_assert_int_eq (pthread_mutex_trylock (&m), EOWNERDEAD);
   ck_assert_int_eq (pthread_mutex_consistent (&m), 0);
   ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  /* An heir that dies before making it consistent passes the death on;
+     only the holder may make the mutex consistent.  */
+  owner_thread_dies (&m);
+  ck_assert_int_eq (call_in_thread (pthread_mutex_lock, &m, false),
+                    EOWNERDEAD);
+  ck_assert_int_eq (pthread_mutex_consistent (&m), EINVAL);
+  ck_assert_int_eq (pthread_mutex_lock (&m), EOWNERDEAD);
+  ck_assert_int_eq (pthread_mutex_consistent (&m), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
   ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
 }
 END_TEST
@@ -775,11 +784,14 @@ START_TEST (robust_not_recoverable)
   ck_assert_int_eq (pthread_mutex_timedlock (&m, &deadline), ENOTRECOVERABLE);
   ck_assert_int_eq (call_in_thread (pthread_mutex_lock, &m, true),
                     ENOTRECOVERABLE);
-  /* Last: glibc's trylock, which robust mutexes still run, leaves a
+  ck_assert_int_eq (pthread_mutex_trylock (&m), ENOTRECOVERABLE);
+  /* This proves that xpthread's code ran: glibc's trylock leaves a
      not-recoverable mutex locked by the caller (it tests the value the
      word had before its compare-and-swap to decide whether to undo it),
-     so nothing after it could expect ENOTRECOVERABLE.  */
-  ck_assert_int_eq (pthread_mutex_trylock (&m), ENOTRECOVERABLE);
+     and this timed lock would then time out instead.  */
+  struct timed_try t = timed_elsewhere (&m, TIMED_LOCK,
+                                        WATCHDOG_SECONDS * 1000L / 3);
+  ck_assert_int_eq (t.result, ENOTRECOVERABLE);
   ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
 }
 END_TEST
@@ -881,6 +893,207 @@ START_TEST (robust_owner_process_killed)
 }
 END_TEST
 
+/* Robust flavours of every type: plain, with priority inheritance.  */
+static const int robust_flavours[] = { MX_ROBUST, MX_ROBUST | MX_PI };
+#define N_ROBUST_FLAVOURS 2
+
+/* Looped over all_types x robust_flavours: glibc's answers for each.  */
+START_TEST (robust_type_answers)
+{
+  int type = all_types[_i % N_TYPES];
+  pthread_mutex_t m;
+  init_mutex (&m, type, robust_flavours[_i / N_TYPES]);
+  /* Only the owner may unlock, whatever the type.  */
+  ck_assert_int_eq (pthread_mutex_unlock (&m), EPERM);
+  ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+  ck_assert_int_eq (unlock_elsewhere (&m), EPERM);
+  ck_assert_int_eq (trylock_elsewhere (&m), EBUSY);
+  struct timed_try t = timed_elsewhere (&m, CLOCK_MONOTONIC_LOCK, 20);
+  ck_assert_int_eq (t.result, ETIMEDOUT);
+  t = timed_elsewhere (&m, TIMED_LOCK, 20);
+  ck_assert_int_eq (t.result, ETIMEDOUT);
+  ck_assert_int_eq (timed_elsewhere_nsec (&m, TIMED_LOCK, -1), EINVAL);
+  struct timespec deadline = deadline_after_ms (CLOCK_REALTIME, 10);
+  switch (type)
+    {
+    case PTHREAD_MUTEX_ERRORCHECK:
+      ck_assert_int_eq (pthread_mutex_lock (&m), EDEADLK);
+      ck_assert_int_eq (pthread_mutex_timedlock (&m, &deadline), EDEADLK);
+      /* Where glibc differs from the non-robust kind: EDEADLK, not
+         EBUSY.  */
+      ck_assert_int_eq (pthread_mutex_trylock (&m), EDEADLK);
+      break;
+    case PTHREAD_MUTEX_RECURSIVE:
+      ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+      ck_assert_int_eq (pthread_mutex_trylock (&m), 0);
+      ck_assert_int_eq (pthread_mutex_timedlock (&m, &deadline), 0);
+      for (int held = 4; held > 1; held--)
+        {
+          ck_assert_int_eq (unlock_elsewhere (&m), EPERM);
+          ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+          ck_assert_int_eq (trylock_elsewhere (&m), EBUSY);
+        }
+      /* The count saturates rather than wrapping (<pthread.h> documents
+         the field, and this saves four billion locks).  */
+      m.__data.__count = UINT_MAX;
+      ck_assert_int_eq (pthread_mutex_lock (&m), EAGAIN);
+      ck_assert_int_eq (pthread_mutex_trylock (&m), EAGAIN);
+      m.__data.__count = 1;
+      break;
+    default:
+      ck_assert_int_eq (pthread_mutex_trylock (&m), EBUSY);
+      break;
+    }
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&m), EPERM);
+  ck_assert_int_eq (pthread_mutex_consistent (&m), EINVAL);
+  ck_assert_int_eq (trylock_elsewhere (&m), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
+/* A dying thread holds several robust mutexes, after unlocking others
+   out of order: the kernel must find exactly the held ones through the
+   links, which also mix priority-inheritance entries (tagged) with plain
+   ones.  Looped: all plain, all PI, mixed.  */
+#define N_LINKED 5
+
+struct linked
+{
+  pthread_mutex_t m[N_LINKED];
+  int err;
+};
+
+static void *
+lock_all_release_some (void *p)
+{
+  struct linked *l = p;
+  for (int i = 0; i < N_LINKED; i++)
+    if ((l->err = pthread_mutex_lock (&l->m[i])) != 0)
+      return NULL;
+  /* The newest, one in the middle, the oldest: held remain 1 and 3.  */
+  static const int release[] = { 4, 2, 0 };
+  for (int i = 0; i < 3; i++)
+    if ((l->err = pthread_mutex_unlock (&l->m[release[i]])) != 0)
+      return NULL;
+  return NULL;
+}
+
+START_TEST (robust_list_links)
+{
+  struct linked l = { .err = -1 };
+  for (int i = 0; i < N_LINKED; i++)
+    {
+      int pi = _i == 1 || (_i == 2 && i % 2 == 1) ? MX_PI : 0;
+      init_mutex (&l.m[i], all_types[i % N_TYPES], MX_ROBUST | pi);
+    }
+  join_or_fail (start_thread (lock_all_release_some, &l));
+  ck_assert_int_eq (l.err, 0);
+  for (int i = 0; i < N_LINKED; i++)
+    {
+      int want = i == 1 || i == 3 ? EOWNERDEAD : 0;
+      ck_assert_msg (pthread_mutex_trylock (&l.m[i]) == want,
+                     "mutex %d: expected %d", i, want);
+      if (want == EOWNERDEAD)
+        ck_assert_int_eq (pthread_mutex_consistent (&l.m[i]), 0);
+    }
+  /* Held here now, in another order: unlock and relock all, then let
+     them go.  */
+  for (int i = 0; i < N_LINKED; i++)
+    ck_assert_int_eq (pthread_mutex_unlock (&l.m[(i * 2) % N_LINKED]), 0);
+  for (int i = 0; i < N_LINKED; i++)
+    {
+      ck_assert_int_eq (trylock_elsewhere (&l.m[i]), 0);
+      ck_assert_int_eq (pthread_mutex_destroy (&l.m[i]), 0);
+    }
+}
+END_TEST
+
+/* A condition wait whose mutex's owner died meanwhile: the relock
+   reports EOWNERDEAD and leaves the mutex held.  Looped: private and
+   process-shared condition variable, then the same with a robust PI
+   mutex.  */
+struct cond_death
+{
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  int waiting;
+  int wait_result;
+  int consistent;
+  int unlock;
+};
+
+static void *
+wait_for_signal (void *p)
+{
+  struct cond_death *d = p;
+  d->wait_result = pthread_mutex_lock (&d->m);
+  if (d->wait_result != 0)
+    return NULL;
+  set_flag (&d->waiting);
+  d->wait_result = pthread_cond_wait (&d->c, &d->m);
+  if (d->wait_result == EOWNERDEAD)
+    d->consistent = pthread_mutex_consistent (&d->m);
+  d->unlock = pthread_mutex_unlock (&d->m);
+  return NULL;
+}
+
+START_TEST (robust_cond_wait_owner_died)
+{
+  struct cond_death d = { .wait_result = -1, .consistent = -1,
+                          .unlock = -1 };
+  bool pshared = _i % 2 == 1;
+  init_mutex (&d.m, PTHREAD_MUTEX_NORMAL, MX_ROBUST
+              | (pshared ? MX_PSHARED : 0) | (_i >= 2 ? MX_PI : 0));
+  pthread_condattr_t attr;
+  ck_assert_int_eq (pthread_condattr_init (&attr), 0);
+  ck_assert_int_eq (pthread_condattr_setpshared (&attr, pshared
+                                                 ? PTHREAD_PROCESS_SHARED
+                                                 : PTHREAD_PROCESS_PRIVATE),
+                    0);
+  ck_assert_int_eq (pthread_cond_init (&d.c, &attr), 0);
+  pthread_t waiter = start_thread (wait_for_signal, &d);
+  ck_assert (await_flag (&d.waiting));
+  /* The lock succeeds only once the waiter's wait has released it; the
+     thread then exits holding it.  */
+  owner_thread_dies (&d.m);
+  ck_assert_int_eq (pthread_cond_signal (&d.c), 0);
+  join_or_fail (waiter);
+  ck_assert_int_eq (d.wait_result, EOWNERDEAD);
+  ck_assert_int_eq (d.consistent, 0);
+  ck_assert_int_eq (d.unlock, 0);
+  ck_assert_int_eq (pthread_cond_destroy (&d.c), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&d.m), 0);
+}
+END_TEST
+
+/* A fork child starts with an empty robust list of its own: a mutex the
+   parent held at the fork is not the child's, and one the child takes
+   is reported when the child exits holding it.  */
+START_TEST (robust_fork_child_list)
+{
+  pthread_mutex_t *m = map_shared (2 * sizeof *m);
+  init_mutex (&m[0], PTHREAD_MUTEX_NORMAL, MX_ROBUST | MX_PSHARED);
+  init_mutex (&m[1], PTHREAD_MUTEX_ERRORCHECK, MX_ROBUST | MX_PSHARED);
+  ck_assert_int_eq (pthread_mutex_lock (&m[0]), 0);
+  fflush (NULL);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    _exit (pthread_mutex_trylock (&m[0]) == EBUSY
+           && pthread_mutex_lock (&m[1]) == 0 ? 0 : 1);
+  int status = wait_child (pid);
+  ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&m[0]), 0);
+  ck_assert_int_eq (pthread_mutex_lock (&m[1]), EOWNERDEAD);
+  ck_assert_int_eq (pthread_mutex_consistent (&m[1]), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&m[1]), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m[0]), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m[1]), 0);
+  munmap (m, 2 * sizeof *m);
+}
+END_TEST
+
 /* ---- priority inheritance and protection ---------------------------- */
 
 /* Looped over all_types.  */
@@ -900,6 +1113,12 @@ START_TEST (pi_basic)
     }
   if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE)
     ck_assert_int_eq (unlock_elsewhere (&m), EPERM);
+  if (type == PTHREAD_MUTEX_NORMAL)
+    {
+      /* Relocking deadlocks, here until the deadline.  */
+      struct timespec soon = deadline_after_ms (CLOCK_REALTIME, 20);
+      ck_assert_int_eq (pthread_mutex_timedlock (&m, &soon), ETIMEDOUT);
+    }
   ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
   ck_assert_int_eq (trylock_elsewhere (&m), 0);
   struct timed_try t = timed_elsewhere (&m, CLOCK_MONOTONIC_LOCK, 1000);
@@ -909,6 +1128,60 @@ START_TEST (pi_basic)
   ck_assert_int_eq (t.result, ETIMEDOUT);
   ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
   ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
+/* Two threads each hold one error-checking PI mutex and want the
+   other's: the kernel sees the cycle and the thread that closes it gets
+   EDEADLK.  glibc's own code aborts on an assertion here (it assumes
+   the kernel's EDEADLK can only mean relocking one's own mutex, which it
+   checks before), so this also proves that xpthread's code ran.  */
+struct pi_cycle
+{
+  pthread_mutex_t a, b;
+  int holds_b;
+  int result;
+};
+
+static void *
+hold_b_want_a (void *p)
+{
+  struct pi_cycle *c = p;
+  c->result = pthread_mutex_lock (&c->b);
+  if (c->result != 0)
+    return NULL;
+  set_flag (&c->holds_b);
+  c->result = pthread_mutex_lock (&c->a);
+  if (c->result == 0)
+    c->result = pthread_mutex_unlock (&c->a);
+  pthread_mutex_unlock (&c->b);
+  return NULL;
+}
+
+START_TEST (pi_deadlock_detected)
+{
+  struct pi_cycle c = { .result = -1 };
+  init_mutex (&c.a, PTHREAD_MUTEX_ERRORCHECK, MX_PI);
+  init_mutex (&c.b, PTHREAD_MUTEX_ERRORCHECK, MX_PI);
+  ck_assert_int_eq (pthread_mutex_lock (&c.a), 0);
+  pthread_t t = start_thread (hold_b_want_a, &c);
+  ck_assert (await_flag (&c.holds_b));
+  /* The kernel marks the word once the other thread is queued on it.  */
+  struct timespec deadline
+    = deadline_after_ms (CLOCK_MONOTONIC, WATCHDOG_SECONDS * 1000L);
+  while ((__atomic_load_n (&c.a.__data.__lock, __ATOMIC_ACQUIRE)
+          & 0x80000000u) == 0)
+    {
+      ck_assert_msg (!time_reached (CLOCK_MONOTONIC, &deadline),
+                     "the other thread never waited");
+      sched_yield ();
+    }
+  ck_assert_int_eq (pthread_mutex_lock (&c.b), EDEADLK);
+  ck_assert_int_eq (pthread_mutex_unlock (&c.a), 0);
+  join_or_fail (t);
+  ck_assert_int_eq (c.result, 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&c.a), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&c.b), 0);
 }
 END_TEST
 
@@ -1219,6 +1492,157 @@ START_TEST (pp_after_setschedparam)
 }
 END_TEST
 
+/* Every type's answers for priority protection, from a SCHED_FIFO
+   thread below the ceilings (a SCHED_OTHER thread cannot be raised).  */
+struct pp_types
+{
+  int type;
+  int sched_err;
+  int errors;            /* checks that failed */
+  int first_failure;     /* line of the first one */
+};
+
+#define PP_CHECK(t, expr, want) \
+  do \
+    { \
+      if ((expr) != (want) && (t)->errors++ == 0) \
+        (t)->first_failure = __LINE__; \
+    } \
+  while (0)
+
+static void *
+pp_type_answers (void *arg)
+{
+  struct pp_types *t = arg;
+  if ((t->sched_err = become_fifo (PI_LOW)) != 0)
+    return NULL;
+  pthread_mutex_t m;
+  pthread_mutexattr_t attr;
+  PP_CHECK (t, pthread_mutexattr_init (&attr), 0);
+  PP_CHECK (t, pthread_mutexattr_settype (&attr, t->type), 0);
+  PP_CHECK (t, pthread_mutexattr_setprotocol (&attr, PTHREAD_PRIO_PROTECT), 0);
+  PP_CHECK (t, pthread_mutexattr_setprioceiling (&attr, PI_MID), 0);
+  PP_CHECK (t, pthread_mutex_init (&m, &attr), 0);
+  /* The owner alone undoes its raise, so every type refuses this.
+     glibc's own code answers 0 for a normal or adaptive one (and then
+     miscounts its ceilings): EPERM also shows that xpthread's code ran. */
+  PP_CHECK (t, pthread_mutex_unlock (&m), EPERM);
+  PP_CHECK (t, pthread_mutex_lock (&m), 0);
+  PP_CHECK (t, trylock_elsewhere (&m), EBUSY);
+  PP_CHECK (t, unlock_elsewhere (&m), EPERM);
+  int ceiling = -1;
+  switch (t->type)
+    {
+    case PTHREAD_MUTEX_ERRORCHECK:
+      PP_CHECK (t, pthread_mutex_lock (&m), EDEADLK);
+      PP_CHECK (t, pthread_mutex_trylock (&m), EDEADLK);
+      PP_CHECK (t, pthread_mutex_setprioceiling (&m, PI_MID, &ceiling),
+                EDEADLK);
+      break;
+    case PTHREAD_MUTEX_RECURSIVE:
+      PP_CHECK (t, pthread_mutex_lock (&m), 0);
+      PP_CHECK (t, pthread_mutex_trylock (&m), 0);
+      /* The owner may move the ceiling; its raise moves along.  */
+      PP_CHECK (t, pthread_mutex_setprioceiling (&m, PI_HIGH, &ceiling), 0);
+      PP_CHECK (t, ceiling, PI_MID);
+      int prio = 0;
+      effective_priority (&prio);
+      PP_CHECK (t, prio, -1 - PI_HIGH);
+      PP_CHECK (t, pthread_mutex_unlock (&m), 0);
+      PP_CHECK (t, pthread_mutex_unlock (&m), 0);
+      break;
+    default:
+      PP_CHECK (t, pthread_mutex_trylock (&m), EBUSY);
+      break;
+    }
+  PP_CHECK (t, pthread_mutex_unlock (&m), 0);
+  PP_CHECK (t, pthread_mutex_unlock (&m), EPERM);
+  int prio = 0;
+  effective_priority (&prio);
+  PP_CHECK (t, prio, -1 - PI_LOW);
+  PP_CHECK (t, pthread_mutex_trylock (&m), 0);
+  PP_CHECK (t, pthread_mutex_destroy (&m), EBUSY);
+  PP_CHECK (t, pthread_mutex_unlock (&m), 0);
+  PP_CHECK (t, pthread_mutex_destroy (&m), 0);
+  /* No robust priority-protection mutexes, as with glibc.  */
+  PP_CHECK (t, pthread_mutexattr_setrobust (&attr, PTHREAD_MUTEX_ROBUST), 0);
+  PP_CHECK (t, pthread_mutex_init (&m, &attr), ENOTSUP);
+  return NULL;
+}
+
+/* Looped over all_types.  */
+START_TEST (pp_type_answers_as_fifo)
+{
+  if (!fifo_permitted ("pp-types"))
+    return;
+  struct pp_types t = { .type = all_types[_i] };
+  join_or_fail (start_thread (pp_type_answers, &t));
+  ck_assert_int_eq (t.sched_err, 0);
+  ck_assert_msg (t.errors == 0, "%d checks failed, the first at line %d",
+                 t.errors, t.first_failure);
+}
+END_TEST
+
+/* Nested priority-protection mutexes: the thread runs at the highest
+   ceiling it holds, whatever the order of unlocking, and
+   pthread_getschedparam reports its own priority all along, as glibc's
+   does (only the code that made the raise knows that priority).  */
+struct pp_nested
+{
+  int sched_err;
+  int lock_err;
+  int seen[4];           /* effective priorities after each step */
+  int reported;          /* pthread_getschedparam while raised */
+};
+
+static void *
+pp_nest (void *arg)
+{
+  struct pp_nested *n = arg;
+  if ((n->sched_err = become_fifo (PI_LOW)) != 0)
+    return NULL;
+  pthread_mutex_t mid, high;
+  int old;
+  init_mutex (&mid, PTHREAD_MUTEX_NORMAL, MX_PP);
+  init_mutex (&high, PTHREAD_MUTEX_NORMAL, MX_PP);
+  pthread_mutex_setprioceiling (&mid, PI_MID, &old);
+  pthread_mutex_setprioceiling (&high, PI_HIGH, &old);
+  n->lock_err = pthread_mutex_lock (&mid);
+  effective_priority (&n->seen[0]);
+  if (n->lock_err == 0)
+    n->lock_err = pthread_mutex_lock (&high);
+  effective_priority (&n->seen[1]);
+  struct sched_param param;
+  int policy;
+  if (pthread_getschedparam (pthread_self (), &policy, &param) == 0)
+    n->reported = param.sched_priority;
+  if (n->lock_err == 0)
+    n->lock_err = pthread_mutex_unlock (&mid);
+  effective_priority (&n->seen[2]);
+  if (n->lock_err == 0)
+    n->lock_err = pthread_mutex_unlock (&high);
+  effective_priority (&n->seen[3]);
+  pthread_mutex_destroy (&mid);
+  pthread_mutex_destroy (&high);
+  return NULL;
+}
+
+START_TEST (pp_nested_ceilings)
+{
+  if (!fifo_permitted ("pp-nested"))
+    return;
+  struct pp_nested n = { .lock_err = -1 };
+  join_or_fail (start_thread (pp_nest, &n));
+  ck_assert_int_eq (n.sched_err, 0);
+  ck_assert_int_eq (n.lock_err, 0);
+  ck_assert_int_eq (n.seen[0], -1 - PI_MID);
+  ck_assert_int_eq (n.seen[1], -1 - PI_HIGH);
+  ck_assert_int_eq (n.reported, PI_LOW);
+  ck_assert_int_eq (n.seen[2], -1 - PI_HIGH);
+  ck_assert_int_eq (n.seen[3], -1 - PI_LOW);
+}
+END_TEST
+
 /* ---- process-shared mutexes ----------------------------------------- */
 
 #define SHARED_ROUNDS 20000
@@ -1243,6 +1667,30 @@ count_under (struct shared_counter *s, int rounds)
     }
   return 0;
 }
+
+/* A process-shared mutex of every non-robust type names its owner and
+   counts its users while held, as glibc's does, so that a glibc process
+   sharing it sees the same state (glibc's destroy answers EBUSY from the
+   count).  Looped over the types.  */
+START_TEST (pshared_records_owner)
+{
+  static const int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_ADAPTIVE_NP,
+                               PTHREAD_MUTEX_ERRORCHECK,
+                               PTHREAD_MUTEX_RECURSIVE };
+  pthread_mutex_t m;
+  init_mutex (&m, types[_i], MX_PSHARED);
+  ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+  ck_assert_int_eq (m.__data.__owner, gettid ());
+  ck_assert_int_eq (m.__data.__nusers, 1);
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  ck_assert_int_eq (m.__data.__owner, 0);
+  ck_assert_int_eq (m.__data.__nusers, 0);
+  ck_assert_int_eq (pthread_mutex_trylock (&m), 0);
+  ck_assert_int_eq (m.__data.__owner, gettid ());
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
 
 /* Looped over the types (normal, recursive, errorcheck, adaptive), then
    the same robust and with priority inheritance.  */
@@ -1306,6 +1754,11 @@ static const struct stress_config stress_configs[] = {
   { "mixed-recursive/8", PTHREAD_MUTEX_RECURSIVE, 0, 8, STYLE_MIXED },
   { "pshared/4", PTHREAD_MUTEX_DEFAULT, MX_PSHARED, 4, STYLE_LOCK },
   { "robust/4", PTHREAD_MUTEX_DEFAULT, MX_ROBUST, 4, STYLE_LOCK },
+  { "robust-mixed/4", PTHREAD_MUTEX_DEFAULT, MX_ROBUST, 4, STYLE_MIXED },
+  { "robust-recursive/4", PTHREAD_MUTEX_RECURSIVE, MX_ROBUST, 4,
+    STYLE_NESTED },
+  { "robust-pi/4", PTHREAD_MUTEX_ERRORCHECK, MX_ROBUST | MX_PI, 4,
+    STYLE_MIXED },
   { "pi/4", PTHREAD_MUTEX_DEFAULT, MX_PI, 4, STYLE_MIXED },
 };
 #define N_STRESS (int) (sizeof stress_configs / sizeof stress_configs[0])
@@ -1451,6 +1904,7 @@ END_TEST
 
 #define PEER_COUNT 30000     /* per thread, on each side */
 #define PEER_ROUNDS 2000
+#define PEER_QUEUE_ITEMS 3000  /* produced by each side */
 
 struct peer_area
 {
@@ -1528,9 +1982,9 @@ assert_peer_succeeded (pid_t pid)
 }
 
 static void
-init_area_here (struct xp_peer_area *area, int type)
+init_area_here (struct xp_peer_area *area, int type, int flags)
 {
-  init_mutex (&area->mutex, type, MX_PSHARED);
+  init_mutex (&area->mutex, type, MX_PSHARED | flags);
   pthread_condattr_t attr;
   ck_assert_int_eq (pthread_condattr_init (&attr), 0);
   ck_assert_int_eq (pthread_condattr_setpshared (&attr,
@@ -1540,11 +1994,12 @@ init_area_here (struct xp_peer_area *area, int type)
 }
 
 static void
-init_area_by_peer (const struct peer_area *p, int type)
+init_area_by_peer (const struct peer_area *p, int type, int flags)
 {
   char type_arg[16];
   snprintf (type_arg, sizeof type_arg, "%d", type);
-  assert_peer_succeeded (spawn_peer (p, "init", type_arg, NULL));
+  assert_peer_succeeded (spawn_peer (p, "init", type_arg,
+                                     (flags & MX_ROBUST) ? "1" : "0"));
 }
 
 struct peer_counter
@@ -1571,15 +2026,17 @@ count_with_peer (void *arg)
 
 /* Two threads here and two in the glibc peer increment one counter
    under one process-shared mutex.  Looped: the mutex is made here
-   (normal, errorcheck) or by the peer (normal, errorcheck).  */
+   (normal, errorcheck) or by the peer (normal, errorcheck), then the
+   same four robust.  */
 START_TEST (pshared_with_glibc_process)
 {
   int type = _i % 2 == 0 ? PTHREAD_MUTEX_NORMAL : PTHREAD_MUTEX_ERRORCHECK;
+  int flags = _i >= 4 ? MX_ROBUST : 0;
   struct peer_area p = make_peer_area ();
-  if (_i < 2)
-    init_area_here (p.area, type);
+  if (_i % 4 < 2)
+    init_area_here (p.area, type, flags);
   else
-    init_area_by_peer (&p, type);
+    init_area_by_peer (&p, type, flags);
   char count_arg[16];
   snprintf (count_arg, sizeof count_arg, "%d", PEER_COUNT);
   pid_t pid = spawn_peer (&p, "count", count_arg, "2");
@@ -1593,6 +2050,56 @@ START_TEST (pshared_with_glibc_process)
   ck_assert_int_eq (c[0].result, 0);
   ck_assert_int_eq (c[1].result, 0);
   ck_assert_int_eq (p.area->counter, 4L * PEER_COUNT);
+  ck_assert_int_eq (pthread_mutex_destroy (&p.area->mutex), 0);
+  free_peer_area (&p);
+}
+END_TEST
+
+/* A robust process-shared mutex outlives its owner across the two
+   implementations.  Looped: 0, made by the glibc peer, which exits
+   holding it, and recovered here; 1, made here, held by a forked child
+   of ours that is killed, and recovered by the glibc peer.  */
+START_TEST (robust_owner_death_with_glibc)
+{
+  struct peer_area p = make_peer_area ();
+  if (_i == 0)
+    {
+      init_area_by_peer (&p, PTHREAD_MUTEX_NORMAL, MX_ROBUST);
+      assert_peer_succeeded (spawn_peer (&p, "die-holding", NULL, NULL));
+      ck_assert_int_eq (pthread_mutex_lock (&p.area->mutex), EOWNERDEAD);
+      ck_assert_int_eq (pthread_mutex_consistent (&p.area->mutex), 0);
+      p.area->counter++;
+      ck_assert_int_eq (pthread_mutex_unlock (&p.area->mutex), 0);
+    }
+  else
+    {
+      init_area_here (p.area, PTHREAD_MUTEX_NORMAL, MX_ROBUST);
+      int fds[2];
+      ck_assert_int_eq (pipe (fds), 0);
+      fflush (NULL);
+      pid_t pid = fork ();
+      ck_assert_int_ge (pid, 0);
+      if (pid == 0)
+        {
+          char ok = pthread_mutex_lock (&p.area->mutex) == 0 ? 'y' : 'n';
+          if (write (fds[1], &ok, 1) != 1)
+            _exit (1);
+          for (;;)
+            pause ();
+        }
+      close (fds[1]);
+      char ok = 0;
+      ck_assert_int_eq (read (fds[0], &ok, 1), 1);
+      ck_assert_int_eq (ok, 'y');
+      close (fds[0]);
+      ck_assert_int_eq (kill (pid, SIGKILL), 0);
+      wait_child (pid);
+      assert_peer_succeeded (spawn_peer (&p, "recover", NULL, NULL));
+    }
+  ck_assert_int_eq (p.area->counter, 1);
+  /* Consistent again, for both.  */
+  ck_assert_int_eq (pthread_mutex_lock (&p.area->mutex), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&p.area->mutex), 0);
   ck_assert_int_eq (pthread_mutex_destroy (&p.area->mutex), 0);
   free_peer_area (&p);
 }
@@ -1631,9 +2138,9 @@ START_TEST (cond_ping_pong_with_glibc_process)
 {
   struct peer_area p = make_peer_area ();
   if (_i == 0)
-    init_area_here (p.area, PTHREAD_MUTEX_NORMAL);
+    init_area_here (p.area, PTHREAD_MUTEX_NORMAL, 0);
   else
-    init_area_by_peer (&p, PTHREAD_MUTEX_NORMAL);
+    init_area_by_peer (&p, PTHREAD_MUTEX_NORMAL, 0);
   char rounds_arg[16];
   snprintf (rounds_arg, sizeof rounds_arg, "%d", PEER_ROUNDS);
   pid_t pid = spawn_peer (&p, "pong", rounds_arg, NULL);
@@ -1643,6 +2150,151 @@ START_TEST (cond_ping_pong_with_glibc_process)
   ck_assert_int_eq (p.area->moves[0], PEER_ROUNDS);
   ck_assert_int_eq (p.area->moves[1], PEER_ROUNDS);
   ck_assert_int_eq (p.area->turn, 0);
+  ck_assert_int_eq (pthread_cond_destroy (&p.area->cond), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&p.area->mutex), 0);
+  free_peer_area (&p);
+}
+END_TEST
+
+/* The queue: both processes produce items and consume them, with several
+   waiters on each side of one process-shared condition variable, woken
+   by signals and broadcasts from either implementation.  An item left
+   unconsumed while waiters sleep is a lost wake-up (the peer's and the
+   consumers' watchdogs turn it into a failure).  How the items split
+   between the sides depends on scheduling (anything from 0 to all on
+   one side was seen), so only the totals are checked when both sides
+   consume; in the other rounds every wake-up crosses between the
+   implementations.  Looped: who produces and consumes x made here or by
+   the peer.  */
+struct queue_side
+{
+  struct xp_peer_area *area;
+  int result;
+};
+
+static bool
+queue_drained (const struct xp_peer_area *area)
+{
+  return area->consumed[0] + area->consumed[1] == area->queue_total;
+}
+
+static void *
+queue_consume (void *arg)
+{
+  struct queue_side *q = arg;
+  struct xp_peer_area *area = q->area;
+  struct timespec deadline
+    = deadline_after_ms (CLOCK_REALTIME, WATCHDOG_SECONDS * 1000L);
+  q->result = pthread_mutex_lock (&area->mutex);
+  if (q->result != 0)
+    return NULL;
+  area->consumers_ready++;
+  while (q->result == 0 && !queue_drained (area))
+    {
+      if (area->items == 0)
+        {
+          q->result = pthread_cond_timedwait (&area->cond, &area->mutex,
+                                              &deadline);
+          continue;
+        }
+      area->items--;
+      area->consumed[0]++;
+      if (queue_drained (area))
+        q->result = pthread_cond_broadcast (&area->cond);
+    }
+  int unlock = pthread_mutex_unlock (&area->mutex);
+  if (q->result == 0)
+    q->result = unlock;
+  return NULL;
+}
+
+/* As the peer's producer: once every consumer of both sides is in its
+   loop, so that waiters of both implementations are there to be woken.  */
+static int
+wait_for_queue_consumers (struct xp_peer_area *area)
+{
+  struct timespec deadline
+    = deadline_after_ms (CLOCK_MONOTONIC, WATCHDOG_SECONDS * 1000L);
+  for (;;)
+    {
+      int err = pthread_mutex_lock (&area->mutex);
+      if (err != 0)
+        return err;
+      bool ready = area->consumers_ready == area->queue_consumers;
+      err = pthread_mutex_unlock (&area->mutex);
+      if (err != 0 || ready)
+        return err;
+      if (time_reached (CLOCK_MONOTONIC, &deadline))
+        return ETIMEDOUT;
+      usleep (1000);
+    }
+}
+
+static void *
+queue_produce (void *arg)
+{
+  struct queue_side *q = arg;
+  struct xp_peer_area *area = q->area;
+  q->result = wait_for_queue_consumers (area);
+  for (int i = 0; i < PEER_QUEUE_ITEMS && q->result == 0; i++)
+    {
+      q->result = pthread_mutex_lock (&area->mutex);
+      if (q->result != 0)
+        break;
+      area->items++;
+      area->produced[0]++;
+      q->result = i % 4 == 1 ? pthread_cond_broadcast (&area->cond)
+                             : pthread_cond_signal (&area->cond);
+      int unlock = pthread_mutex_unlock (&area->mutex);
+      if (q->result == 0)
+        q->result = unlock;
+    }
+  return NULL;
+}
+
+START_TEST (cond_queue_with_glibc_process)
+{
+  enum { CONSUMERS = 3 };
+  /* Who produces and who consumes: each wake-up crosses from glibc to
+     xpthread, from xpthread to glibc, or either way.  */
+  enum { PEER_PRODUCES, HERE_PRODUCES, BOTH } roles = _i / 2;
+  int here_items = roles == PEER_PRODUCES ? 0 : PEER_QUEUE_ITEMS;
+  int peer_items = roles == HERE_PRODUCES ? 0 : PEER_QUEUE_ITEMS;
+  int here_consumers = roles == HERE_PRODUCES ? 0 : CONSUMERS;
+  int peer_consumers = roles == PEER_PRODUCES ? 0 : CONSUMERS;
+  struct peer_area p = make_peer_area ();
+  if (_i % 2 == 0)
+    init_area_here (p.area, PTHREAD_MUTEX_NORMAL, 0);
+  else
+    init_area_by_peer (&p, PTHREAD_MUTEX_NORMAL, 0);
+  p.area->queue_total = here_items + peer_items;
+  p.area->queue_consumers = here_consumers + peer_consumers;
+  char items_arg[16], consumers_arg[16];
+  snprintf (items_arg, sizeof items_arg, "%d", peer_items);
+  snprintf (consumers_arg, sizeof consumers_arg, "%d", peer_consumers);
+  pid_t pid = spawn_peer (&p, "queue", items_arg, consumers_arg);
+  struct queue_side sides[CONSUMERS + 1];
+  pthread_t t[CONSUMERS + 1];
+  int first = here_items > 0 ? 0 : 1;
+  for (int i = first; i <= here_consumers; i++)
+    {
+      sides[i] = (struct queue_side) { p.area, 0 };
+      t[i] = start_thread (i == 0 ? queue_produce : queue_consume, &sides[i]);
+    }
+  for (int i = first; i <= here_consumers; i++)
+    join_or_fail (t[i]);
+  assert_peer_succeeded (pid);
+  for (int i = first; i <= here_consumers; i++)
+    ck_assert_msg (sides[i].result == 0, "thread %d: %s", i,
+                   strerror (sides[i].result));
+  ck_assert_int_eq (p.area->produced[0], here_items);
+  ck_assert_int_eq (p.area->produced[1], peer_items);
+  ck_assert_int_eq (p.area->items, 0);
+  ck_assert (queue_drained (p.area));
+  if (here_consumers == 0)
+    ck_assert_int_eq (p.area->consumed[0], 0);
+  if (peer_consumers == 0)
+    ck_assert_int_eq (p.area->consumed[1], 0);
   ck_assert_int_eq (pthread_cond_destroy (&p.area->cond), 0);
   ck_assert_int_eq (pthread_mutex_destroy (&p.area->mutex), 0);
   free_peer_area (&p);
@@ -1699,17 +2351,30 @@ main (void)
   add_case (s, "robust-unrecoverable", robust_not_recoverable, 10);
   add_case (s, "robust-waiter", robust_waiter_sees_death, 20);
   add_case (s, "robust-process", robust_owner_process_killed, 20);
+  add_loop_case (s, "robust-types", robust_type_answers,
+                 N_TYPES * N_ROBUST_FLAVOURS, 10);
+  add_loop_case (s, "robust-links", robust_list_links, 3, 10);
+  add_loop_case (s, "robust-cond", robust_cond_wait_owner_died, 4, 10);
+  add_case (s, "robust-fork", robust_fork_child_list, 10);
   add_loop_case (s, "pi", pi_basic, N_TYPES, 10);
   add_case (s, "pi-chain", pi_chain_boosts_owner, 30);
+  add_case (s, "pi-deadlock", pi_deadlock_detected, 10);
   add_case (s, "pp-ceiling", pp_prioceiling, 10);
   add_case (s, "pp-default-ceiling", pp_default_ceiling, 10);
   add_case (s, "pp-lock", pp_lock_raises_priority, 10);
   add_case (s, "pp-after-setschedparam", pp_after_setschedparam, 10);
+  add_loop_case (s, "pp-types", pp_type_answers_as_fifo, N_TYPES, 10);
+  add_case (s, "pp-nested", pp_nested_ceilings, 10);
+  add_loop_case (s, "pshared-owner", pshared_records_owner, 4, 10);
   add_loop_case (s, "pshared-fork", pshared_between_forked_processes,
                  3 * N_TYPES, 30);
   add_loop_case (s, "stress", stress_counter, N_STRESS, 30);
-  add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 4, 30);
+  add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
+  add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
+                 30);
   add_loop_case (s, "glibc-peer-cond", cond_ping_pong_with_glibc_process, 2,
                  30);
+  add_loop_case (s, "glibc-peer-cond-queue", cond_queue_with_glibc_process,
+                 6, 60);
   return xp_test_run (s);
 }

@@ -26,6 +26,9 @@
 #define XP_KEY_BLOCKS (XP_KEYS_MAX / XP_KEYS_PER_BLOCK)
 #define XP_DESTRUCTOR_ITERATIONS 4
 
+/* Realtime priorities the kernel knows (0 to 99), ceilings included.  */
+#define XP_PP_PRIORITIES 100
+
 struct xp_tsd_slot
 {
   uintptr_t seq;   /* the key's generation when value was stored */
@@ -71,6 +74,9 @@ struct xp_thread
   size_t stack_size;
   size_t guard_size;
   bool user_stack;
+  /* xp_fork_generation when the TCB joined glibc's thread list: a fork
+     child's glibc rebuilds that list with the forking thread alone.  */
+  unsigned tcb_generation;
 
   /* Set by the creator, consumed by the new thread before user code.  */
   sigset_t start_sigmask;
@@ -83,6 +89,24 @@ struct xp_thread
 
   /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
   bool realtime;
+
+  /* The robust list head the kernel knows for this thread (robust-list.c):
+     set when a raw thread starts, asked of the kernel on first need in
+     other threads; robust_own only when nobody registered one.  */
+  struct robust_list_head *robust_head;
+  struct robust_list_head robust_own;
+
+  /* Priority protection (mutex-pp.c): how many priority-protection
+     mutexes the thread holds at each ceiling, the highest such ceiling
+     (0: none held), and while one is held the policy and priority the
+     thread has without them, which pthread_setschedparam updates.
+     sched_lock orders changes to these between the thread and others
+     changing its scheduling.  */
+  unsigned pp_held[XP_PP_PRIORITIES];
+  int pp_ceiling;
+  int pp_policy;
+  int pp_base;
+  xp_lock_t sched_lock;
 
   /* The thread this one is waiting to join, to refuse a join cycle.  */
   struct xp_thread *joining;

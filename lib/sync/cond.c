@@ -4,8 +4,7 @@
    Each waiter's node lives on the waiter's stack and has its own futex
    word, so a signal wakes exactly the oldest waiter and never one that
    arrived after the signal.  Process-shared condition variables must
-   follow glibc's protocol to work across processes, so they run glibc's
-   code (nptl-compat/glibc-sync.c).
+   follow glibc's protocol to work across processes (cond-shared.c).
 
    Node state, changed only by compare-and-swap:
      WAITING   on the list
@@ -210,12 +209,24 @@ is_pshared (const struct xp_cond *c)
   return (xp_load_relaxed (&c->flags) & XP_COND_PSHARED) != 0;
 }
 
+static int
+shared_wait (pthread_cond_t *cond, pthread_mutex_t *m, clockid_t clock,
+             const struct timespec *abstime)
+{
+  if (xp_glibc_cond_protocol_known ())
+    return xp_cond_shared_wait (cond, m, clock, abstime);
+  const struct xp_glibc_cond_api *glibc = xp_glibc_cond ();
+  if (abstime == NULL)
+    return glibc->wait (cond, m);
+  return glibc->clockwait (cond, m, clock, abstime);
+}
+
 int
 pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
 {
   struct xp_cond *c = xp_cond (cond);
   if (is_pshared (c))
-    return xp_glibc_cond ()->wait (cond, m);
+    return shared_wait (cond, m, CLOCK_REALTIME, NULL);
   return wait_private (c, m, CLOCK_REALTIME, NULL);
 }
 XP_EXPORT (pthread_cond_wait)
@@ -226,7 +237,7 @@ pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
 {
   struct xp_cond *c = xp_cond (cond);
   if (is_pshared (c))
-    return xp_glibc_cond ()->timedwait (cond, m, abstime);
+    return shared_wait (cond, m, cond_clock (c), abstime);
   return wait_private (c, m, cond_clock (c), abstime);
 }
 XP_EXPORT (pthread_cond_timedwait)
@@ -239,7 +250,7 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
   if (is_pshared (c))
-    return xp_glibc_cond ()->clockwait (cond, m, clock, abstime);
+    return shared_wait (cond, m, clock, abstime);
   return wait_private (c, m, clock, abstime);
 }
 XP_EXPORT (pthread_cond_clockwait)
@@ -249,7 +260,8 @@ pthread_cond_signal (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
   if (is_pshared (c))
-    return xp_glibc_cond ()->signal (cond);
+    return xp_glibc_cond_protocol_known () ? xp_cond_shared_signal (cond)
+                                           : xp_glibc_cond ()->signal (cond);
   if (xp_load_relaxed (&c->oldest) == NULL)
     return 0;
   struct xp_cond_waiter *chosen = NULL;
@@ -273,7 +285,9 @@ pthread_cond_broadcast (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
   if (is_pshared (c))
-    return xp_glibc_cond ()->broadcast (cond);
+    return xp_glibc_cond_protocol_known ()
+           ? xp_cond_shared_broadcast (cond)
+           : xp_glibc_cond ()->broadcast (cond);
   if (xp_load_relaxed (&c->oldest) == NULL)
     return 0;
   struct xp_cond_waiter *first = NULL, *last = NULL;
@@ -316,13 +330,8 @@ pthread_cond_init (pthread_cond_t *cond, const pthread_condattr_t *attr)
   int a = attr != NULL ? *(const int *) attr : 0;
   if (a & XP_CONDATTR_PSHARED)
     {
-      const struct xp_glibc_cond_api *glibc = xp_glibc_cond ();
-      pthread_condattr_t gattr;
-      glibc->attr_init (&gattr);
-      glibc->attr_setpshared (&gattr, PTHREAD_PROCESS_SHARED);
-      glibc->attr_setclock (&gattr, (a & XP_CONDATTR_MONOTONIC)
-                                    ? CLOCK_MONOTONIC : CLOCK_REALTIME);
-      return glibc->init (cond, &gattr);
+      xp_cond_shared_init (cond, (a & XP_CONDATTR_MONOTONIC) != 0);
+      return 0;
     }
   memset (cond, 0, sizeof *cond);
   xp_cond (cond)->flags = (a & XP_CONDATTR_MONOTONIC) ? XP_COND_MONOTONIC : 0;
@@ -335,7 +344,8 @@ pthread_cond_destroy (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
   if (is_pshared (c))
-    return xp_glibc_cond ()->destroy (cond);
+    return xp_glibc_cond_protocol_known () ? xp_cond_shared_destroy (cond)
+                                           : xp_glibc_cond ()->destroy (cond);
   xp_lock (list_lock (c));
   bool busy = c->oldest != NULL;
   xp_unlock (list_lock (c));

@@ -7,9 +7,9 @@
 #include <time.h>
 
 /* Flags word, at the offset where glibc keeps the same two bits
-   (__wrefs), so that glibc's process-shared conditions, which xpthread
-   hands to glibc, and xpthread's own private ones are told apart by the
-   same bit.  */
+   (__wrefs), so that process-shared condition variables, which keep
+   glibc's layout, and xpthread's own private ones are told apart by the
+   same bit, whoever initialised them.  */
 #define XP_COND_PSHARED 1u
 #define XP_COND_MONOTONIC 2u
 
@@ -44,7 +44,6 @@ xp_cond (pthread_cond_t *c)
 
 struct xp_glibc_cond_api
 {
-  int (*init) (pthread_cond_t *, const pthread_condattr_t *);
   int (*destroy) (pthread_cond_t *);
   int (*signal) (pthread_cond_t *);
   int (*broadcast) (pthread_cond_t *);
@@ -53,11 +52,19 @@ struct xp_glibc_cond_api
                     const struct timespec *);
   int (*clockwait) (pthread_cond_t *, pthread_mutex_t *, clockid_t,
                     const struct timespec *);
-  int (*attr_init) (pthread_condattr_t *);
-  int (*attr_setpshared) (pthread_condattr_t *, int);
-  int (*attr_setclock) (pthread_condattr_t *, clockid_t);
 };
 const struct xp_glibc_cond_api *xp_glibc_cond (void) XP_HIDDEN;
+
+/* Process-shared condition variables in glibc's protocol (cond-shared.c),
+   used while xp_glibc_cond_protocol_known () says the running glibc
+   speaks it; glibc's own functions otherwise.  */
+bool xp_glibc_cond_protocol_known (void) XP_HIDDEN;
+void xp_cond_shared_init (pthread_cond_t *, bool monotonic) XP_HIDDEN;
+int xp_cond_shared_destroy (pthread_cond_t *) XP_HIDDEN;
+int xp_cond_shared_signal (pthread_cond_t *) XP_HIDDEN;
+int xp_cond_shared_broadcast (pthread_cond_t *) XP_HIDDEN;
+int xp_cond_shared_wait (pthread_cond_t *, pthread_mutex_t *, clockid_t,
+                         const struct timespec *) XP_HIDDEN;
 
 /* The public functions under hidden names, for the old ABI.  */
 __typeof (pthread_cond_init) xp_cond_init XP_HIDDEN;

@@ -1,17 +1,18 @@
 /* Mutexes: normal (the default), adaptive, recursive and error-checking,
    private or process-shared.  Robust, priority-inheritance and
-   priority-protection mutexes run glibc's implementation for now (same
-   layout, so it works in xpthread threads); see nptl-compat/glibc-sync.c.
+   priority-protection mutexes have protocols of their own, also glibc's
+   (mutex-robust.c, mutex-pi.c, mutex-pp.c); this file dispatches to them.
 
    Lock word (__lock), glibc's protocol, private or shared futex:
      0  unlocked
      1  locked, no thread asleep on the word
      2  locked, threads may be asleep
-   lock:    CAS 0 -> 1.  Failing that, spin (spin-policy.h) trying CAS
-            0 -> 1 whenever the word reads 0; failing that, exchange in 2
-            and sleep while the word is 2, until the exchange returns 0
-            (then the lock is ours, marked 2 at the cost of at most one
-            needless wake).
+   lock:    CAS 0 -> 1.  Failing that, spin if the spin policy allows
+            (spin-policy.c: how many spin, and only for a lock held long
+            enough) trying CAS 0 -> 1 whenever the word reads 0; failing
+            that (or without a spin), exchange in 2 and sleep while the
+            word is 2, until the exchange returns 0 (then the lock is
+            ours, marked 2 at the cost of at most one needless wake).
    unlock:  exchange in 0; if the old value was 2, wake one sleeper.
    No wake-up is lost: a thread only sleeps on the value 2, which only an
    unlock's exchange removes, and every such unlock wakes one sleeper;
@@ -19,11 +20,17 @@
    takes the lock with 1 while others sleep is harmless: a sleeper woken
    for it swaps 2 back in before sleeping again, so the next unlock wakes.
 
-   Every kind but the default private one records the owner's tid and
-   counts __nusers, as glibc does, so that error checks and recursion work
-   and a shared mutex looks the same to a glibc process.  The default
-   private mutex skips that bookkeeping, which only a debugger would see:
-   it keeps the common lock and unlock to a handful of instructions.  */
+   The recursive and error-checking kinds, and every process-shared kind,
+   record the owner's tid and count __nusers, as glibc does, so that error
+   checks and recursion work and a shared mutex looks the same to a glibc
+   process (whose destroy answers EBUSY while __nusers is not 0).  The
+   private normal (default) and adaptive kinds have no error checks and
+   skip that bookkeeping, which only a debugger would see (glibc asserts
+   __owner == 0 after locking them, which stays true): their lock and
+   unlock are a handful of instructions.  The other kinds lock a free
+   mutex and make their owner's last unlock inline too, and go to
+   lock_typed and unlock_typed for the rest (recursion, errors, waits).
+   bench/count-mutex counts the instructions of each kind.  */
 #define _GNU_SOURCE
 #include "mutex.h"
 #include "export.h"
@@ -31,6 +38,7 @@
 #include "spin-policy.h"
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/single_threaded.h>
 
@@ -44,7 +52,7 @@ self_tid (void)
 static inline void
 take_ownership (pthread_mutex_t *m, int kind, int tid)
 {
-  if (kind == 0)
+  if (kind == 0 || kind == PTHREAD_MUTEX_ADAPTIVE_NP)
     return;
   m->__data.__owner = tid;
   m->__data.__nusers++;
@@ -53,7 +61,7 @@ take_ownership (pthread_mutex_t *m, int kind, int tid)
 static inline void
 give_up_ownership (pthread_mutex_t *m, int kind)
 {
-  if (kind == 0)
+  if (kind == 0 || kind == PTHREAD_MUTEX_ADAPTIVE_NP)
     return;
   m->__data.__owner = 0;
   m->__data.__nusers--;
@@ -92,7 +100,7 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
-static int
+static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
@@ -140,6 +148,39 @@ lock_typed (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
+/* The kinds with a protocol of their own.  Priority inheritance decides
+   the word's protocol even when the mutex is also robust.  */
+static int
+lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
+              const struct timespec *abstime)
+{
+  if (kind & XP_MUTEX_PRIO_INHERIT)
+    return xp_mutex_pi_lock (m, kind, clock, abstime);
+  if (kind & XP_MUTEX_PRIO_PROTECT)
+    return xp_mutex_pp_lock (m, kind, clock, abstime);
+  return xp_mutex_robust_lock (m, kind, clock, abstime);
+}
+
+static int
+trylock_special (pthread_mutex_t *m, int kind)
+{
+  if (kind & XP_MUTEX_PRIO_INHERIT)
+    return xp_mutex_pi_trylock (m, kind);
+  if (kind & XP_MUTEX_PRIO_PROTECT)
+    return xp_mutex_pp_trylock (m, kind);
+  return xp_mutex_robust_trylock (m, kind);
+}
+
+static int
+unlock_special (pthread_mutex_t *m, int kind)
+{
+  if (kind & XP_MUTEX_PRIO_INHERIT)
+    return xp_mutex_pi_unlock (m, kind);
+  if (kind & XP_MUTEX_PRIO_PROTECT)
+    return xp_mutex_pp_unlock (m, kind);
+  return xp_mutex_robust_unlock (m, kind);
+}
+
 static int
 lock_any (pthread_mutex_t *m, int kind, clockid_t clock,
           const struct timespec *abstime)
@@ -147,15 +188,13 @@ lock_any (pthread_mutex_t *m, int kind, clockid_t clock,
   if (xp_unlikely (kind < 0))
     return EINVAL;   /* destroyed */
   if (!xp_mutex_word_protocol (kind))
-    return xp_glibc_mutex ()->clocklock (m, clock, abstime);
+    return lock_special (m, kind, clock, abstime);
   return lock_typed (m, kind, clock, abstime);
 }
 
 static __attribute__ ((noinline)) int
 lock_slow (pthread_mutex_t *m, int kind)
 {
-  if (!xp_mutex_word_protocol (kind) && kind >= 0)
-    return xp_glibc_mutex ()->lock (m);
   return lock_any (m, kind, CLOCK_REALTIME, NULL);
 }
 
@@ -172,17 +211,40 @@ int
 pthread_mutex_lock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
-  if (xp_likely (kind == 0))
+  /* The private normal and adaptive kinds record no owner.  The empty
+     asm keeps the compiler from testing for the adaptive kind first, so
+     that the default mutex pays for one test only.  */
+  if (xp_unlikely (kind != 0))
     {
-      if (alone () && m->__data.__lock == 0)
+      int opaque = kind;
+      __asm__ ("" : "+r" (opaque));
+      if (opaque != PTHREAD_MUTEX_ADAPTIVE_NP)
         {
-          m->__data.__lock = 1;
-          return 0;
+          /* The kinds that record the owner: the free mutex inline;
+             recursion, EDEADLK and waiting in lock_typed.  */
+          struct xp_thread *self = xp_self_ptr;
+          int expected = 0;
+          if (xp_unlikely (!xp_mutex_word_protocol (kind)))
+            return lock_slow (m, kind);
+          if (xp_likely (self != NULL) && m->__data.__owner != self->tid
+              && xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
+            {
+              if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
+                m->__data.__count = 1;
+              take_ownership (m, kind, self->tid);
+              return 0;
+            }
+          return lock_typed (m, kind, CLOCK_REALTIME, NULL);
         }
-      int expected = 0;
-      if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
-        return 0;
     }
+  if (alone () && m->__data.__lock == 0)
+    {
+      m->__data.__lock = 1;
+      return 0;
+    }
+  int expected = 0;
+  if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
+    return 0;
   return lock_slow (m, kind);
 }
 XP_EXPORT (pthread_mutex_lock)
@@ -211,7 +273,7 @@ pthread_mutex_trylock (pthread_mutex_t *m)
   if (xp_unlikely (kind < 0))
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
-    return xp_glibc_mutex ()->trylock (m);
+    return trylock_special (m, kind);
   int tid = self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP && m->__data.__owner == tid)
@@ -254,7 +316,7 @@ unlock_slow (pthread_mutex_t *m, int kind)
   if (xp_unlikely (kind < 0))
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
-    return xp_glibc_mutex ()->unlock (m);
+    return unlock_special (m, kind);
   return unlock_typed (m, kind);
 }
 
@@ -263,7 +325,29 @@ pthread_mutex_unlock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
   if (xp_unlikely (kind != 0))
-    return unlock_slow (m, kind);
+    {
+      int opaque = kind;
+      __asm__ ("" : "+r" (opaque));   /* as in pthread_mutex_lock */
+      if (opaque != PTHREAD_MUTEX_ADAPTIVE_NP)
+        {
+          /* The kinds that record the owner: the owner's last unlock
+             inline; errors and inner recursive unlocks in unlock_typed.  */
+          struct xp_thread *self = xp_self_ptr;
+          if (xp_unlikely (!xp_mutex_word_protocol (kind)))
+            return unlock_slow (m, kind);
+          if (xp_unlikely (self == NULL) || m->__data.__owner != self->tid)
+            return unlock_typed (m, kind);
+          if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
+            {
+              if (m->__data.__count != 1)
+                return unlock_typed (m, kind);
+              m->__data.__count = 0;
+            }
+          give_up_ownership (m, kind);
+          release_word (m, kind);
+          return 0;
+        }
+    }
   if (alone () && m->__data.__lock == 1)
     m->__data.__lock = 0;
   else if (xp_unlikely (xp_exchange_release (&m->__data.__lock, 0) == 2))
@@ -277,7 +361,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
   if (!xp_mutex_word_protocol (kind))
-    return pthread_mutex_lock (m);
+    return lock_any (m, kind, CLOCK_REALTIME, NULL);
   int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
   if (err != 0)
     return err;
@@ -287,41 +371,38 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
   return 0;
 }
 
-static int
-init_with_glibc (pthread_mutex_t *m, int attr)
-{
-  const struct xp_glibc_mutex_api *glibc = xp_glibc_mutex ();
-  pthread_mutexattr_t gattr;
-  int err = glibc->attr_init (&gattr);
-  if (err == 0)
-    err = glibc->attr_settype (&gattr, attr & XP_MUTEXATTR_TYPE_MASK);
-  if (err == 0)
-    err = glibc->attr_setpshared (&gattr, (attr & XP_MUTEXATTR_PSHARED)
-                                  ? PTHREAD_PROCESS_SHARED
-                                  : PTHREAD_PROCESS_PRIVATE);
-  if (err == 0 && (attr & XP_MUTEXATTR_ROBUST))
-    err = glibc->attr_setrobust (&gattr, PTHREAD_MUTEX_ROBUST);
-  int protocol = (attr & XP_MUTEXATTR_PROTOCOL_MASK)
-                 >> XP_MUTEXATTR_PROTOCOL_SHIFT;
-  if (err == 0)
-    err = glibc->attr_setprotocol (&gattr, protocol);
-  /* An unset ceiling (0) lets glibc pick the lowest FIFO priority.  */
-  if (err == 0 && protocol == PTHREAD_PRIO_PROTECT
-      && (attr & XP_MUTEXATTR_CEILING_MASK) != 0)
-    err = glibc->attr_setprioceiling (&gattr, (attr & XP_MUTEXATTR_CEILING_MASK)
-                                              >> XP_MUTEXATTR_CEILING_SHIFT);
-  return err != 0 ? err : glibc->init (m, &gattr);
-}
-
 int
 pthread_mutex_init (pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
   int a = attr != NULL ? *xp_mutexattr_word (attr) : 0;
-  if ((a & (XP_MUTEXATTR_ROBUST | XP_MUTEXATTR_PROTOCOL_MASK)) != 0)
-    return init_with_glibc (m, a);
+  int protocol = (a & XP_MUTEXATTR_PROTOCOL_MASK)
+                 >> XP_MUTEXATTR_PROTOCOL_SHIFT;
+  if (protocol == PTHREAD_PRIO_INHERIT && !xp_mutex_pi_supported ())
+    return ENOTSUP;
+  /* As glibc: no robust priority-protection mutexes.  */
+  if (protocol == PTHREAD_PRIO_PROTECT && (a & XP_MUTEXATTR_ROBUST))
+    return ENOTSUP;
   memset (m, 0, sizeof *m);
-  m->__data.__kind = (a & XP_MUTEXATTR_TYPE_MASK)
-                     | ((a & XP_MUTEXATTR_PSHARED) ? XP_MUTEX_PSHARED : 0);
+  int kind = a & XP_MUTEXATTR_TYPE_MASK;
+  if (protocol == PTHREAD_PRIO_INHERIT)
+    kind |= XP_MUTEX_PRIO_INHERIT;
+  if (protocol == PTHREAD_PRIO_PROTECT)
+    {
+      int ceiling = (a & XP_MUTEXATTR_CEILING_MASK)
+                    >> XP_MUTEXATTR_CEILING_SHIFT;
+      /* Never set: the lowest priority a ceiling can have.  */
+      if (ceiling == 0)
+        ceiling = sched_get_priority_min (SCHED_FIFO);
+      kind |= XP_MUTEX_PRIO_PROTECT;
+      m->__data.__lock = (int) ((unsigned) ceiling << XP_MUTEX_CEILING_SHIFT);
+    }
+  if (a & XP_MUTEXATTR_PSHARED)
+    kind |= XP_MUTEX_PSHARED;
+  /* The kernel wakes the waiters of a dead owner's robust mutex with a
+     shared wake, so glibc marks every robust mutex process-shared.  */
+  if (a & XP_MUTEXATTR_ROBUST)
+    kind |= XP_MUTEX_ROBUST | XP_MUTEX_PSHARED;
+  m->__data.__kind = kind;
   return 0;
 }
 XP_EXPORT (pthread_mutex_init)
@@ -330,9 +411,17 @@ int
 pthread_mutex_destroy (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
-  if (kind >= 0 && !xp_mutex_word_protocol (kind))
-    return xp_glibc_mutex ()->destroy (m);
-  if (xp_load_relaxed (&m->__data.__lock) != 0 || m->__data.__nusers != 0)
+  int word = xp_load_relaxed (&m->__data.__lock);
+  if (kind >= 0 && (kind & XP_MUTEX_PRIO_PROTECT))
+    word &= ~(int) XP_MUTEX_CEILING_MASK;   /* the ceiling is no lock */
+  if (kind >= 0 && (kind & XP_MUTEX_ROBUST))
+    {
+      /* A dead owner stays counted in __nusers, and its death leaves no
+         tid in the word: only a live holder makes the mutex busy.  */
+      if (word & FUTEX_TID_MASK)
+        return EBUSY;
+    }
+  else if (word != 0 || m->__data.__nusers != 0)
     return EBUSY;
   /* Later use of the mutex then fails with EINVAL, as with glibc.  */
   xp_store_relaxed (&m->__data.__kind, -1);
@@ -346,7 +435,7 @@ pthread_mutex_consistent (pthread_mutex_t *m)
   int kind = xp_mutex_kind (m);
   if (kind < 0 || (kind & XP_MUTEX_ROBUST) == 0)
     return EINVAL;
-  return xp_glibc_mutex ()->consistent (m);
+  return xp_mutex_robust_consistent (m);
 }
 XP_EXPORT (pthread_mutex_consistent)
 
@@ -367,7 +456,8 @@ pthread_mutex_getprioceiling (const pthread_mutex_t *m, int *ceiling)
   int kind = xp_mutex_kind (m);
   if (kind < 0 || (kind & XP_MUTEX_PRIO_PROTECT) == 0)
     return EINVAL;
-  return xp_glibc_mutex ()->getprioceiling (m, ceiling);
+  *ceiling = xp_mutex_pp_getprioceiling (m);
+  return 0;
 }
 XP_EXPORT (pthread_mutex_getprioceiling)
 
@@ -377,7 +467,7 @@ pthread_mutex_setprioceiling (pthread_mutex_t *m, int ceiling, int *old)
   int kind = xp_mutex_kind (m);
   if (kind < 0 || (kind & XP_MUTEX_PRIO_PROTECT) == 0)
     return EINVAL;
-  return xp_glibc_mutex ()->setprioceiling (m, ceiling, old);
+  return xp_mutex_pp_setprioceiling (m, kind, ceiling, old);
 }
 XP_EXPORT (pthread_mutex_setprioceiling)
 

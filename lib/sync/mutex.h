@@ -7,6 +7,8 @@
 #define XP_SYNC_MUTEX_H
 
 #include "thread.h"
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -17,9 +19,14 @@
 #define XP_MUTEX_PRIO_PROTECT 64
 #define XP_MUTEX_PSHARED 128
 #define XP_MUTEX_ELISION_FLAGS (256 | 512)
-/* Kinds whose protocol glibc's own code runs for now.  */
-#define XP_MUTEX_GLIBC_KINDS \
+/* Kinds with a protocol of their own (mutex-robust.c, mutex-pi.c,
+   mutex-pp.c); the others share the 0/1/2 word of mutex.c.  */
+#define XP_MUTEX_SPECIAL_KINDS \
   (XP_MUTEX_ROBUST | XP_MUTEX_PRIO_INHERIT | XP_MUTEX_PRIO_PROTECT)
+
+/* glibc's values of __owner for a robust mutex whose owner died.  */
+#define XP_MUTEX_INCONSISTENT INT_MAX
+#define XP_MUTEX_NOTRECOVERABLE (INT_MAX - 1)
 
 static inline int
 xp_mutex_kind (const pthread_mutex_t *m)
@@ -30,7 +37,7 @@ xp_mutex_kind (const pthread_mutex_t *m)
 static inline bool
 xp_mutex_word_protocol (int kind)
 {
-  return kind >= 0 && (kind & XP_MUTEX_GLIBC_KINDS) == 0;
+  return kind >= 0 && (kind & XP_MUTEX_SPECIAL_KINDS) == 0;
 }
 
 static inline bool
@@ -40,29 +47,50 @@ xp_mutex_private (int kind)
 }
 
 /* Lock after a condition wait: other waiters may be asleep on the word,
-   so take it in the "waiters" state and let the unlock wake them.  */
+   so take it in the "waiters" state and let the unlock wake them.  The
+   robust, PI and PP kinds relock as their lock does, whose protocols
+   keep waiters announced anyway; a robust relock may so answer
+   EOWNERDEAD (mutex held) or ENOTRECOVERABLE (not held).  */
 int xp_mutex_relock_after_wait (pthread_mutex_t *m) XP_HIDDEN;
 
-/* glibc's implementation of the kinds xpthread does not run itself yet
-   (robust, priority inheritance, priority protection).  */
-struct xp_glibc_mutex_api
+/* A deadline a lock that must wait cannot use.  */
+static inline int
+xp_mutex_check_abstime (const struct timespec *abstime)
 {
-  int (*init) (pthread_mutex_t *, const pthread_mutexattr_t *);
-  int (*destroy) (pthread_mutex_t *);
-  int (*lock) (pthread_mutex_t *);
-  int (*trylock) (pthread_mutex_t *);
-  int (*unlock) (pthread_mutex_t *);
-  int (*clocklock) (pthread_mutex_t *, clockid_t, const struct timespec *);
-  int (*consistent) (pthread_mutex_t *);
-  int (*getprioceiling) (const pthread_mutex_t *, int *);
-  int (*setprioceiling) (pthread_mutex_t *, int, int *);
-  int (*attr_init) (pthread_mutexattr_t *);
-  int (*attr_settype) (pthread_mutexattr_t *, int);
-  int (*attr_setpshared) (pthread_mutexattr_t *, int);
-  int (*attr_setrobust) (pthread_mutexattr_t *, int);
-  int (*attr_setprotocol) (pthread_mutexattr_t *, int);
-  int (*attr_setprioceiling) (pthread_mutexattr_t *, int);
-};
-const struct xp_glibc_mutex_api *xp_glibc_mutex (void) XP_HIDDEN;
+  if (abstime == NULL)
+    return 0;
+  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+    return EINVAL;
+  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
+}
+
+/* Robust mutexes without priority inheritance (mutex-robust.c).  Lock
+   also serves the relock after a condition wait, and may then return
+   EOWNERDEAD or ENOTRECOVERABLE too.  */
+int xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
+                          const struct timespec *abstime) XP_HIDDEN;
+int xp_mutex_robust_trylock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+int xp_mutex_robust_unlock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+/* Any robust mutex, priority inheritance or not.  */
+int xp_mutex_robust_consistent (pthread_mutex_t *m) XP_HIDDEN;
+
+/* Priority-inheritance mutexes, robust or not (mutex-pi.c).  */
+int xp_mutex_pi_lock (pthread_mutex_t *m, int kind, clockid_t clock,
+                      const struct timespec *abstime) XP_HIDDEN;
+int xp_mutex_pi_trylock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+int xp_mutex_pi_unlock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+bool xp_mutex_pi_supported (void) XP_HIDDEN;
+
+/* Priority-protection mutexes (mutex-pp.c).  The ceiling sits in the
+   lock word where glibc keeps it.  */
+#define XP_MUTEX_CEILING_SHIFT 19
+#define XP_MUTEX_CEILING_MASK 0xfff80000u
+int xp_mutex_pp_lock (pthread_mutex_t *m, int kind, clockid_t clock,
+                      const struct timespec *abstime) XP_HIDDEN;
+int xp_mutex_pp_trylock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+int xp_mutex_pp_unlock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+int xp_mutex_pp_getprioceiling (const pthread_mutex_t *m) XP_HIDDEN;
+int xp_mutex_pp_setprioceiling (pthread_mutex_t *m, int kind, int ceiling,
+                                int *old_ceiling) XP_HIDDEN;
 
 #endif

@@ -99,8 +99,28 @@ abandon_thread (struct xp_thread *t)
   int tid;
   while ((tid = xp_load_acquire (&t->tid)) != 0)
     xp_futex_wait (&t->tid, tid, false);
-  xp_compat_tcb_leave_list (t->tp);
   xp_block_release (t);
+}
+
+/* The thread waits at its gate: apply its attributes, then let it run, or
+   leave if the kernel refused them.  */
+static int
+open_gate (struct xp_thread *t, const struct xp_attr *a)
+{
+  int err = apply_scheduling (t, a);
+  if (err != 0)
+    {
+      xp_fetch_add (&xp_live_threads, -1);
+      xp_thread_list_remove (t);
+      abandon_thread (t);
+      return err;
+    }
+  xp_store_release (&t->start_gate, GATE_RUN);
+  /* The thread may have seen the store and ended already: a wake on a
+     reused or unmapped word is harmless (at worst a spurious wake-up, or
+     EFAULT).  */
+  xp_futex_wake (&t->start_gate, 1, true);
+  return 0;
 }
 
 static void
@@ -153,36 +173,26 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
   xp_thread_list_add (t);
   xp_fetch_add (&xp_live_threads, 1);
 
+  bool gated = t->gated;
+  void *tp = t->tp;
   long tid = xp_arch_clone (XP_CLONE_FLAGS, stack_top, &t->tid, &t->tid,
-                            t->tp, thread_main, t);
-  xp_compat_clone_end (t);
+                            tp, thread_main, t);
+  /* From here on, a thread not held at its gate may already have ended,
+     been joined or detached, and its block been reused or unmapped: t is
+     touched again only if the clone failed or the thread waits.  */
+  xp_compat_clone_end (tp, tid);
+  /* Signals open again before anything below takes glibc's list lock: a
+     set*id broadcast holding it may wait for this thread's handler.  */
+  set_signal_mask (&old, NULL);
   if (tid < 0)
     {
       xp_fetch_add (&xp_live_threads, -1);
       xp_thread_list_remove (t);
-      set_signal_mask (&old, NULL);
       t->tid = 0;
-      xp_compat_tcb_leave_list (t->tp);
       xp_block_release (t);
       return EAGAIN;
     }
-  if (t->gated)
-    {
-      err = apply_scheduling (t, a);
-      if (err != 0)
-        {
-          xp_fetch_add (&xp_live_threads, -1);
-          xp_thread_list_remove (t);
-          abandon_thread (t);
-        }
-      else
-        {
-          xp_store_release (&t->start_gate, GATE_RUN);
-          xp_futex_wake (&t->start_gate, 1, true);
-        }
-    }
-  set_signal_mask (&old, NULL);
-  return err;
+  return gated ? open_gate (t, a) : 0;
 }
 
 int

@@ -84,17 +84,20 @@ exit_main (struct xp_thread *self, void *result)
   exit_kernel_thread ();
 }
 
+/* The TCB normally stays on glibc's thread list until the block is
+   reclaimed (stack.c), so that exiting threads do not queue for the list
+   lock that creators hold across clone.  */
 static __attribute__ ((noreturn)) void
 exit_raw (struct xp_thread *self)
 {
   leave_if_last ();
-  /* Signals still open: a set*id broadcast holding glibc's list may be
-     waiting for this thread's handler.  */
-  xp_compat_tcb_leave_list (self->tp);
+  if (!xp_compat_tcb_retire (self->tp))
+    /* Signals still open: the set*id broadcast that holds glibc's list
+       waits for this thread's handler.  */
+    xp_compat_tcb_leave_list (self->tp);
   block_all_signals ();
   xp_thread_list_remove (self);
   unsigned old = mark_exited (self);
-  xp_compat_thread_finish (self);
   if (old & XP_JOIN_DETACHED)
     xp_block_release_when_gone (self);
   exit_kernel_thread ();

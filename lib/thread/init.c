@@ -7,6 +7,7 @@
    list and the live count start again from it.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "robust-list.h"
 #include "spin-policy.h"
 #include "stack.h"
 #include "thread.h"
@@ -40,6 +41,7 @@ after_fork_child (void)
   struct xp_thread *self = xp_self_ptr;
   xp_fork_generation++;
   self->tid = xp_gettid ();
+  xp_robust_list_after_fork (self);
   self->next = self->prev = NULL;
   xp_thread_list_head = self;
   xp_live_threads = 1;

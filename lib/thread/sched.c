@@ -1,11 +1,12 @@
-/* Scheduling policy and priority of a thread, kept by the kernel only:
-   every call asks it about the thread's tid, pinned so that the tid
-   cannot name a newer thread.  Validation is the kernel's, so the policies
+/* Scheduling policy and priority of a thread, kept by the kernel (and,
+   while it holds priority-protection mutexes, by mutex-pp.c): every call
+   asks it about the thread's tid, pinned so that the tid cannot name a
+   newer thread.  Validation is the kernel's, so the policies
    it knows (SCHED_BATCH, SCHED_IDLE) pass as they do in glibc.  */
 #define _GNU_SOURCE
 #include "sched-util.h"
-#include "compat.h"
 #include "export.h"
+#include "mutex-pp.h"
 #include <errno.h>
 #include <sched.h>
 
@@ -17,15 +18,14 @@ pthread_setschedparam (pthread_t thread, int policy,
   int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
   if (tid == 0)
     return ESRCH;
-  long ret = xp_syscall3 (SYS_sched_setscheduler, tid, policy, (long) param);
+  long ret = policy < 0 ? -EINVAL
+                        : xp_pp_set_scheduling ((struct xp_thread *) thread,
+                                                tid, policy,
+                                                param->sched_priority);
+  /* Locks stop spinning for realtime threads (spin-policy.c).  */
   if (ret == 0)
-    {
-      /* Locks stop spinning for realtime threads (spin-policy.c).  */
-      ((struct xp_thread *) thread)->realtime
-        = policy == SCHED_FIFO || policy == SCHED_RR;
-      xp_compat_note_scheduling ((struct xp_thread *) thread, policy,
-                                 param->sched_priority);
-    }
+    ((struct xp_thread *) thread)->realtime
+      = policy == SCHED_FIFO || policy == SCHED_RR;
   xp_thread_unpin (&pin);
   return (int) -ret;
 }
@@ -43,6 +43,11 @@ pthread_getschedparam (pthread_t thread, int *policy,
   long ret = current;
   if (current >= 0)
     ret = xp_syscall2 (SYS_sched_getparam, tid, param);
+  /* Ceilings of priority-protection mutexes aside, as glibc reports.  */
+  if (ret >= 0)
+    param->sched_priority
+      = xp_pp_reported_priority ((struct xp_thread *) thread,
+                                 param->sched_priority);
   xp_thread_unpin (&pin);
   if (ret < 0)
     return (int) -ret;
@@ -58,10 +63,8 @@ pthread_setschedprio (pthread_t thread, int priority)
   int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
   if (tid == 0)
     return ESRCH;
-  struct sched_param param = { .sched_priority = priority };
-  long ret = xp_syscall2 (SYS_sched_setparam, tid, &param);
-  if (ret == 0)
-    xp_compat_note_scheduling ((struct xp_thread *) thread, -1, priority);
+  long ret = xp_pp_set_scheduling ((struct xp_thread *) thread, tid, -1,
+                                   priority);
   xp_thread_unpin (&pin);
   return (int) -ret;
 }

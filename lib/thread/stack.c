@@ -5,10 +5,25 @@
    mmap per thread is twice as slow (DESIGN.md section 2), and reuse is also
    what bounds memory on thread churn (see nptl-compat/tcb.c).
 
-   Blocks of exited detached threads wait on the "gone" list until the
-   kernel has cleared their tid (the thread no longer runs on the stack);
-   every acquisition first moves such blocks into the cache.  The cache is
-   bounded; beyond the bound the oldest blocks are unmapped.  */
+   An exiting detached thread pushes its block, without taking a lock, on
+   the incoming stack; acquisitions move those blocks, oldest first, to the
+   "gone" queue and from there into the cache once the kernel has cleared
+   their tid (the thread no longer runs on the stack).  Threads leave that
+   queue about in the order they joined it, so a scan stops after a few
+   still running rather than visit every block in flight, each on pages of
+   its own.  The cache hands out the most recently released block first,
+   whose pages are still mapped and likely still in the caches and TLB
+   (glibc instead gives a dead thread's stack back to the kernel with
+   madvise).  Beyond its bound the oldest blocks are unmapped: 40 MiB as in
+   glibc, or the most bytes of blocks in use at once lately if that is more,
+   since a program that ran that many threads at once is likely to start
+   as many again.  With 8 MiB stacks, a bound of five blocks had a creator
+   that keeps 256 detached threads in flight unmap and map again a block
+   every 60 threads, with a page fault every two to four threads, at about
+   half the rate.  The peak decays by 1/1024 at every block that comes
+   back, so the cache returns to 40 MiB a few thousand threads after a
+   burst; until then it keeps the resident pages of up to that many dead
+   threads' stacks.  */
 #define _GNU_SOURCE
 #include "stack.h"
 #include "compat.h"
@@ -18,11 +33,19 @@
 
 #define XP_CACHE_MAX_BYTES (40u << 20)
 #define XP_DESCRIPTOR_ALIGN 64
+/* Blocks still in use that a scan of the gone queue looks past.  */
+#define XP_GONE_SCAN_RUNNING 4
 
 static xp_lock_t cache_lock = XP_LOCK_INIT;
 static struct xp_thread *cache_head;   /* most recently released first */
 static size_t cache_bytes;
-static struct xp_thread *gone_head;    /* detached, maybe still running */
+static size_t in_use_bytes;            /* blocks acquired, not reclaimed */
+static size_t recent_peak;             /* of in_use_bytes, decaying */
+/* Detached threads, maybe still running: pushed newest first by any
+   thread, then queued oldest first under cache_lock.  */
+static struct xp_thread *gone_incoming;
+static struct xp_thread *gone_oldest;
+static struct xp_thread **gone_tail = &gone_oldest;
 
 static size_t
 round_up (size_t n, size_t to)
@@ -66,42 +89,103 @@ unmap_block (struct xp_thread *t)
   munmap (t->map_base, t->map_size);
 }
 
-/* Move blocks of detached threads that are gone into the cache, and trim
-   the cache to its bound.  Called with cache_lock held.  */
+/* What the block's last thread held goes back: its place on glibc's
+   thread list (unless a fork since then rebuilt that list), second-level
+   TSD blocks, and what glibc allocated for its TLS.  */
+static void
+reclaim (struct xp_thread *t)
+{
+  if (t->tcb_generation == xp_fork_generation)
+    xp_compat_tcb_leave_list (t->tp);
+  xp_tsd_release (t);
+  xp_compat_tcb_destroy (t->tp);
+}
+
+static void
+cache_push_locked (struct xp_thread *t)
+{
+  t->cache_next = cache_head;
+  cache_head = t;
+  cache_bytes += t->map_size;
+  in_use_bytes -= t->map_size;
+  recent_peak -= recent_peak / 1024;
+}
+
+/* Append the incoming blocks to the gone queue, reversing them into the
+   order their threads exited.  */
+static void
+queue_incoming_locked (void)
+{
+  struct xp_thread *t = xp_exchange_acquire (&gone_incoming, NULL);
+  struct xp_thread *last = t;
+  struct xp_thread *oldest_first = NULL;
+  while (t != NULL)
+    {
+      struct xp_thread *next = t->cache_next;
+      t->cache_next = oldest_first;
+      oldest_first = t;
+      t = next;
+    }
+  if (last == NULL)
+    return;
+  *gone_tail = oldest_first;
+  gone_tail = &last->cache_next;
+}
+
+/* Move the blocks of detached threads that are gone into the cache.  */
 static void
 collect_gone_locked (void)
 {
-  struct xp_thread **link = &gone_head;
-  while (*link != NULL)
+  queue_incoming_locked ();
+  int running = 0;
+  struct xp_thread **link = &gone_oldest;
+  while (*link != NULL && running < XP_GONE_SCAN_RUNNING)
     {
       struct xp_thread *t = *link;
       if (xp_load_acquire (&t->tid) != 0)
         {
+          running++;
           link = &t->cache_next;
           continue;
         }
       *link = t->cache_next;
-      xp_tsd_release (t);
-      xp_compat_tcb_destroy (t->tp);
-      t->cache_next = cache_head;
-      cache_head = t;
-      cache_bytes += t->map_size;
+      if (*link == NULL)
+        gone_tail = link;
+      reclaim (t);
+      cache_push_locked (t);
     }
 }
 
-static void
+/* Cut the oldest blocks beyond the bound from the cache; the caller unmaps
+   them (unmap_chain) once it has let go of the lock.  */
+static struct xp_thread *
 trim_cache_locked (void)
 {
-  while (cache_bytes > XP_CACHE_MAX_BYTES && cache_head != NULL)
+  size_t bound = recent_peak > XP_CACHE_MAX_BYTES ? recent_peak
+                                                  : XP_CACHE_MAX_BYTES;
+  if (cache_bytes <= bound)
+    return NULL;
+  size_t kept = 0;
+  struct xp_thread **link = &cache_head;
+  while (*link != NULL && kept + (*link)->map_size <= bound)
     {
-      /* The oldest block sits at the tail.  */
-      struct xp_thread **link = &cache_head;
-      while ((*link)->cache_next != NULL)
-        link = &(*link)->cache_next;
-      struct xp_thread *victim = *link;
-      *link = NULL;
-      cache_bytes -= victim->map_size;
-      unmap_block (victim);
+      kept += (*link)->map_size;
+      link = &(*link)->cache_next;
+    }
+  struct xp_thread *excess = *link;
+  *link = NULL;
+  cache_bytes = kept;
+  return excess;
+}
+
+static void
+unmap_chain (struct xp_thread *t)
+{
+  while (t != NULL)
+    {
+      struct xp_thread *next = t->cache_next;
+      unmap_block (t);
+      t = next;
     }
 }
 
@@ -145,6 +229,36 @@ reuse_block (struct xp_thread *old)
   return layout_block (old->map_base, old->map_size);
 }
 
+/* A block for a new thread, counted in use: the most recently released
+   one that fits, else a fresh one (*fresh).  NULL without memory.  */
+static struct xp_thread *
+obtain_block (size_t map_size, size_t guard, bool *fresh)
+{
+  xp_lock (&cache_lock);
+  collect_gone_locked ();
+  struct xp_thread *cached = take_cached_locked (map_size, guard);
+  in_use_bytes += map_size;
+  if (in_use_bytes > recent_peak)
+    recent_peak = in_use_bytes;
+  struct xp_thread *excess = trim_cache_locked ();
+  xp_unlock (&cache_lock);
+  unmap_chain (excess);
+  *fresh = cached == NULL;
+  return cached != NULL ? reuse_block (cached)
+                        : map_new_block (map_size, guard);
+}
+
+/* The block (if any) obtained for a thread that cannot start.  */
+static void
+give_up_block (struct xp_thread *t, size_t map_size)
+{
+  if (t != NULL)
+    unmap_block (t);
+  xp_lock (&cache_lock);
+  in_use_bytes -= map_size;
+  xp_unlock (&cache_lock);
+}
+
 int
 xp_block_acquire (const struct xp_attr *attr, struct xp_thread **out)
 {
@@ -154,20 +268,14 @@ xp_block_acquire (const struct xp_attr *attr, struct xp_thread **out)
   size_t stack = user_stack ? 0 : round_up (attr->stack_size, page);
   size_t map_size = guard + stack + meta_size ();
 
-  xp_lock (&cache_lock);
-  collect_gone_locked ();
-  struct xp_thread *cached = take_cached_locked (map_size, guard);
-  xp_unlock (&cache_lock);
-
-  struct xp_thread *t
-    = cached != NULL ? reuse_block (cached) : map_new_block (map_size, guard);
-  if (t == NULL)
-    return EAGAIN;
-  if (!xp_compat_tcb_build (t->tp, cached == NULL))
+  bool fresh;
+  struct xp_thread *t = obtain_block (map_size, guard, &fresh);
+  if (t == NULL || !xp_compat_tcb_build (t->tp, fresh))
     {
-      unmap_block (t);
+      give_up_block (t, map_size);
       return EAGAIN;
     }
+  t->tcb_generation = xp_fork_generation;
   t->guard_size = guard;
   t->user_stack = user_stack;
   if (user_stack)
@@ -187,23 +295,24 @@ xp_block_acquire (const struct xp_attr *attr, struct xp_thread **out)
 void
 xp_block_release (struct xp_thread *t)
 {
-  xp_tsd_release (t);
-  xp_compat_tcb_destroy (t->tp);
+  reclaim (t);
   xp_lock (&cache_lock);
-  t->cache_next = cache_head;
-  cache_head = t;
-  cache_bytes += t->map_size;
-  trim_cache_locked ();
+  cache_push_locked (t);
+  struct xp_thread *excess = trim_cache_locked ();
   xp_unlock (&cache_lock);
+  unmap_chain (excess);
 }
 
+/* Lock-free, so that exiting threads never wait for a creator.  Only whole
+   stacks are taken off (queue_incoming_locked), so a push cannot meet a
+   block that left and came back (no ABA).  */
 void
 xp_block_release_when_gone (struct xp_thread *t)
 {
-  xp_lock (&cache_lock);
-  t->cache_next = gone_head;
-  gone_head = t;
-  xp_unlock (&cache_lock);
+  struct xp_thread *head = xp_load_relaxed (&gone_incoming);
+  do
+    t->cache_next = head;
+  while (!xp_cas (&gone_incoming, &head, t));
 }
 
 void
@@ -223,6 +332,12 @@ xp_block_cache_unlock_in_child (void)
 {
   /* Detached threads still running in the parent do not exist in the
      child, so their tids will never clear here: forget their blocks.  */
-  gone_head = NULL;
+  gone_incoming = NULL;
+  gone_oldest = NULL;
+  gone_tail = &gone_oldest;
+  /* glibc's child kept the forking thread on its rebuilt list.  */
+  struct xp_thread *self = xp_self_ptr;
+  if (self->kind == XP_THREAD_RAW)
+    self->tcb_generation = xp_fork_generation;
   xp_unlock (&cache_lock);
 }
