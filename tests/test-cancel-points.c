@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE
 #include "sync-helpers.h"
+#include <aio.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -131,7 +132,9 @@ static const struct { const char *name, *version; } interposed[] = {
   { "waitpid", "GLIBC_2.2.5" }, { "write", "GLIBC_2.2.5" },
   { "writev", "GLIBC_2.2.5" }, { "system", "GLIBC_2.2.5" },
   { "sigpause", "GLIBC_2.2.5" }, { "__sigpause", "GLIBC_2.2.5" },
-  { "__xpg_sigpause", "GLIBC_2.2.5" },
+  { "__xpg_sigpause", "GLIBC_2.2.5" }, { "aio_suspend", "GLIBC_2.34" },
+  { "aio_suspend", "GLIBC_2.2.5" }, { "aio_suspend64", "GLIBC_2.34" },
+  { "aio_suspend64", "GLIBC_2.2.5" },
 };
 
 static void
@@ -1340,6 +1343,136 @@ START_TEST (test_sem_open_not_a_point)
 }
 END_TEST
 
+/* --- aio_suspend ---------------------------------------------------------- */
+
+/* A read of an empty pipe submitted with aio_read: glibc's helper thread
+   blocks in it until a byte comes, so aio_suspend on it blocks.  */
+struct aio_fx
+{
+  int pipe[2];
+  char byte;
+  struct aiocb cb;
+};
+
+static void
+aio_start (struct aio_fx *a)
+{
+  memset (a, 0, sizeof *a);
+  ck_assert_int_eq (pipe2 (a->pipe, O_CLOEXEC), 0);
+  a->cb.aio_fildes = a->pipe[0];
+  a->cb.aio_buf = &a->byte;
+  a->cb.aio_nbytes = 1;
+  a->cb.aio_sigevent.sigev_notify = SIGEV_NONE;
+  ck_assert_int_eq (aio_read (&a->cb), 0);
+}
+
+/* The request was untouched by the cancelled waiters, and glibc's request
+   list still works: the byte written now completes it, and aio_suspend
+   here sees that.  */
+static void
+aio_finish (struct aio_fx *a)
+{
+  ck_assert_int_eq (aio_error (&a->cb), EINPROGRESS);
+  ck_assert_int_eq (write (a->pipe[1], "z", 1), 1);
+  const struct aiocb *list[] = { &a->cb };
+  struct timespec watchdog = { JOIN_SECONDS, 0 };
+  while (aio_error (&a->cb) == EINPROGRESS)
+    ck_assert_int_eq (aio_suspend (list, 1, &watchdog), 0);
+  ck_assert_int_eq (aio_return (&a->cb), 1);
+  ck_assert_int_eq (a->byte, 'z');
+  close (a->pipe[0]);
+  close (a->pipe[1]);
+}
+
+struct aio_waiter
+{
+  struct aio_fx *fx;
+  bool pending;
+  _Atomic int tid;
+  _Atomic bool returned;
+  _Atomic bool cleaned;
+};
+
+static void
+aio_waiter_cleanup (void *arg)
+{
+  struct aio_waiter *w = arg;
+  atomic_store (&w->cleaned, true);
+}
+
+static void *
+aio_wait (void *arg)
+{
+  struct aio_waiter *w = arg;
+  pthread_cleanup_push (aio_waiter_cleanup, w);
+  if (w->pending)
+    {
+      pthread_setcancelstate (PTHREAD_CANCEL_DISABLE, NULL);
+      pthread_cancel (pthread_self ());
+      pthread_setcancelstate (PTHREAD_CANCEL_ENABLE, NULL);
+    }
+  atomic_store (&w->tid, current_tid ());
+  const struct aiocb *list[] = { &w->fx->cb };
+  aio_suspend (list, 1, NULL);
+  atomic_store (&w->returned, true);
+  pthread_cleanup_pop (0);
+  return NULL;
+}
+
+static void
+check_aio_cancelled (struct aio_waiter *w, pthread_t th)
+{
+  ck_assert_ptr_eq (join_within (th, JOIN_SECONDS, "aio_suspend"),
+                    PTHREAD_CANCELED);
+  ck_assert (!atomic_load (&w->returned));
+  ck_assert (atomic_load (&w->cleaned));
+}
+
+/* Blocked in aio_suspend, then cancelled; or with a cancel pending at the
+   call (looped).  */
+START_TEST (test_aio_suspend_cancelled)
+{
+  struct aio_fx fx;
+  aio_start (&fx);
+  struct aio_waiter w = { .fx = &fx, .pending = _i == 1 };
+  pthread_t th;
+  ck_assert_int_eq (pthread_create (&th, NULL, aio_wait, &w), 0);
+  if (!w.pending)
+    {
+      while (atomic_load (&w.tid) == 0)
+        usleep (100);
+      wait_until_sleeping (atomic_load (&w.tid));
+      ck_assert_int_eq (pthread_cancel (th), 0);
+    }
+  check_aio_cancelled (&w, th);
+  aio_finish (&fx);
+}
+END_TEST
+
+/* Cancels at random moments of the call, before and after glibc reaches
+   its wait: each must act, and glibc's request list stays sound.  */
+START_TEST (test_aio_suspend_cancel_races)
+{
+  struct aio_fx fx;
+  aio_start (&fx);
+  unsigned seed = (unsigned) getpid ();
+  for (int round = 0; round < 300; round++)
+    {
+      struct aio_waiter w = { .fx = &fx };
+      pthread_t th;
+      ck_assert_int_eq (pthread_create (&th, NULL, aio_wait, &w), 0);
+      while (atomic_load (&w.tid) == 0)
+        ;
+      int delay = rand_r (&seed) % 200;
+      if (delay > 0)
+        usleep ((unsigned) delay);
+      ck_assert_int_eq (pthread_cancel (th), 0);
+      check_aio_cancelled (&w, th);
+    }
+  aio_finish (&fx);
+}
+END_TEST
+
 /* --- plain behaviour: signals -------------------------------------------- */
 
 struct blocked_call
@@ -2162,6 +2295,8 @@ main (void)
   tcase_add_test (tc, test_read_then_cancel_keeps_data);
   tcase_add_test (tc, test_cancel_racing_read_loses_nothing);
   tcase_add_test (tc, test_sem_open_not_a_point);
+  tcase_add_loop_test (tc, test_aio_suspend_cancelled, 0, 2);
+  tcase_add_test (tc, test_aio_suspend_cancel_races);
 
   tc = tcase_with_resources (s, "signals");
   int n_eintr = (int) (sizeof eintr_calls / sizeof eintr_calls[0]);

@@ -32,6 +32,7 @@ xp_cancel_thread_init (struct xp_thread *t)
 {
   t->cancel = 0;
   t->cancel_masked = false;
+  t->cancel_interrupts_waits = false;
   t->cleanup_jmp_buf = NULL;
   t->cleanup_old = NULL;
 }
@@ -92,6 +93,8 @@ cancel_signal_handler (int sig, siginfo_t *info, void *context)
   uintptr_t pc = xp_arch_context_pc (context);
   if (pc >= (uintptr_t) xp_arch_cp_begin && pc < (uintptr_t) xp_arch_cp_end)
     xp_arch_context_set_pc (context, (uintptr_t) xp_arch_cp_cancel);
+  else if (self->cancel_interrupts_waits)
+    xp_arch_context_interrupt_futex_wait (context);
   else if ((word & XP_CANCEL_ASYNC) && !self->cancel_masked)
     xp_cancel_act ();
 }
@@ -117,6 +120,23 @@ act_if_due_and_async (struct xp_thread *self, unsigned word)
     xp_cancel_act ();
 }
 
+/* A target inside glibc's aio_suspend is interrupted only at its futex
+   wait (points-aio.c); a signal that lands while it is on its way there
+   finds nothing to interrupt.  So signal again, every 100 us, until it has
+   left the function (or, at worst, for a second: the cancel then stays
+   pending for its next cancellation point).  */
+static void
+chase_into_glibc_wait (struct xp_thread *t, int tid)
+{
+  for (int i = 0; i < 10000 && xp_load_relaxed (&t->cancel_interrupts_waits);
+       i++)
+    {
+      struct timespec pause = { 0, 100000 };
+      xp_syscall2 (SYS_nanosleep, &pause, NULL);
+      xp_tgkill (xp_getpid (), tid, XP_SIGCANCEL);
+    }
+}
+
 int
 pthread_cancel (pthread_t thread)
 {
@@ -140,6 +160,7 @@ pthread_cancel (pthread_t thread)
   if (tid != 0)
     {
       xp_tgkill (xp_getpid (), tid, XP_SIGCANCEL);
+      chase_into_glibc_wait (t, tid);
       xp_thread_unpin (&pin);
     }
   return 0;

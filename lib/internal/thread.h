@@ -128,6 +128,10 @@ struct xp_thread
      acted on (only the thread itself and its signal handler look at it).  */
   unsigned cancel;
   volatile bool cancel_masked;
+  /* Inside glibc's aio_suspend, which waits on a futex of its own and
+     handles EINTR: a due cancel turns that wait into EINTR (cancel.c,
+     lib/cancel/points-aio.c).  */
+  volatile bool cancel_interrupts_waits;
   /* Cleanup handlers registered by <pthread.h>'s macros, newest first:
      setjmp-based buffers, and the old-style buffers of binaries built
      against glibc before 2.3.3.  */
