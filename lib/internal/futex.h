@@ -3,6 +3,7 @@
 #define XP_INTERNAL_FUTEX_H
 
 #include "common.h"
+#include <errno.h>
 #include <linux/futex.h>
 #include <time.h>
 
@@ -26,6 +27,19 @@ xp_futex_wait_abs (int *word, int expected, clockid_t clock,
            | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
   return (int) xp_syscall6 (SYS_futex, (long) word, op, expected,
                             (long) abstime, 0, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* A deadline a wait that must sleep cannot use: EINVAL for a malformed
+   one, ETIMEDOUT for one before the epoch (the kernel refuses negative
+   times), else 0; NULL waits for ever.  */
+static inline int
+xp_check_abstime (const struct timespec *abstime)
+{
+  if (abstime == NULL)
+    return 0;
+  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+    return EINVAL;
+  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
 }
 
 static inline int

@@ -402,21 +402,11 @@ await_signal (pthread_cond_t *cond, uint64_t wseq, clockid_t clock,
     }
 }
 
-static int
-check_abstime (const struct timespec *abstime)
-{
-  if (abstime == NULL)
-    return 0;
-  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
-    return EINVAL;
-  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
-}
-
 int
 xp_cond_shared_wait (pthread_cond_t *cond, pthread_mutex_t *m,
                      clockid_t clock, const struct timespec *abstime)
 {
-  int err = check_abstime (abstime);
+  int err = xp_check_abstime (abstime);
   if (err != 0)
     return err;
   /* A cancel already due acts here, the mutex held, nothing registered.  */
@@ -447,7 +437,8 @@ void
 xp_cond_shared_init (pthread_cond_t *cond, bool monotonic)
 {
   memset (cond, 0, sizeof *cond);
-  fields (cond)->__wrefs = XP_COND_PSHARED | (monotonic ? XP_COND_MONOTONIC : 0);
+  fields (cond)->__wrefs = XP_COND_PSHARED
+                           | (monotonic ? XP_COND_MONOTONIC : 0);
 }
 
 /* Waiters still owed a signal: the rest of G1 and all of G2.  */

@@ -147,16 +147,6 @@ sleep_until_signalled (struct xp_cond *c, struct xp_cond_waiter *w,
   return 0;
 }
 
-static int
-check_abstime (const struct timespec *abstime)
-{
-  if (abstime == NULL)
-    return 0;
-  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
-    return EINVAL;
-  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
-}
-
 /* The mutex is held again, as the first cleanup handler expects.  A
    signal that picked this waiter is passed on: a cancelled waiter must not
    consume it while others wait.  */
@@ -172,7 +162,7 @@ static int
 wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
               const struct timespec *abstime)
 {
-  int err = check_abstime (abstime);
+  int err = xp_check_abstime (abstime);
   if (err != 0)
     return err;
   struct xp_cond_waiter w = { .state = WAITING };

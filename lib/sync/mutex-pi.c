@@ -180,26 +180,6 @@ took_word (struct robust_list_head *head, pthread_mutex_t *m, int tid,
   return 0;
 }
 
-/* The word names the caller: recursion or EDEADLK; -1 to go on.  */
-static int
-held_by_caller (struct robust_list_head *head, pthread_mutex_t *m, int type)
-{
-  if (type == PTHREAD_MUTEX_ERRORCHECK_NP)
-    {
-      clear_pending (head);
-      return EDEADLK;
-    }
-  if (type == PTHREAD_MUTEX_RECURSIVE_NP)
-    {
-      clear_pending (head);
-      if (m->__data.__count == UINT_MAX)
-        return EAGAIN;
-      m->__data.__count++;
-      return 0;
-    }
-  return -1;
-}
-
 static struct robust_list_head *
 begin (pthread_mutex_t *m, int kind)
 {
@@ -221,14 +201,14 @@ xp_mutex_pi_lock (pthread_mutex_t *m, int kind, clockid_t clock,
   int *word = word_of (m);
   if ((xp_load_relaxed (word) & FUTEX_TID_MASK) == tid)
     {
-      int answer = held_by_caller (head, m, type);
+      int answer = xp_mutex_held_by_caller (head, m, type);
       if (answer >= 0)
         return answer;
     }
   int expected = 0;
   if (!xp_cas (word, &expected, tid))
     {
-      int err = xp_mutex_check_abstime (abstime);
+      int err = xp_check_abstime (abstime);
       if (err == 0)
         err = (int) -lock_pi (word, private_, clock, abstime);
       if (err != 0)
@@ -255,7 +235,8 @@ xp_mutex_pi_trylock (pthread_mutex_t *m, int kind)
   int *word = word_of (m);
   if ((xp_load_relaxed (word) & FUTEX_TID_MASK) == tid)
     {
-      int answer = held_by_caller (head, m, kind & XP_MUTEX_TYPE_MASK);
+      int answer = xp_mutex_held_by_caller (head, m,
+                                            kind & XP_MUTEX_TYPE_MASK);
       if (answer >= 0)
         return answer;
     }

@@ -172,7 +172,7 @@ take_word (int *word, int ceilval, bool try, bool private_, clockid_t clock,
         }
       if (STATE (current) == 1 && !xp_cas (word, &current, ceilval | 2))
         continue;
-      int err = xp_mutex_check_abstime (abstime);
+      int err = xp_check_abstime (abstime);
       if (err != 0)
         return err;
       if (xp_futex_wait_abs (word, ceilval | 2, clock, abstime, private_)

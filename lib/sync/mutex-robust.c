@@ -94,20 +94,20 @@ took_word (struct robust_list_head *head, pthread_mutex_t *m, int tid)
   return 0;
 }
 
-/* Recursion and self-deadlock checks when the word names the caller.
-   Returns -1 to go on (a normal or adaptive mutex then deadlocks, as
-   POSIX wants), else the answer.  */
-static int
-held_by_caller (struct robust_list_head *head, pthread_mutex_t *m, int type)
+int
+xp_mutex_held_by_caller (struct robust_list_head *head, pthread_mutex_t *m,
+                         int type)
 {
   if (type == PTHREAD_MUTEX_ERRORCHECK_NP)
     {
-      xp_robust_clear_pending (head);
+      if (head != NULL)
+        xp_robust_clear_pending (head);
       return EDEADLK;
     }
   if (type == PTHREAD_MUTEX_RECURSIVE_NP)
     {
-      xp_robust_clear_pending (head);
+      if (head != NULL)
+        xp_robust_clear_pending (head);
       if (m->__data.__count == UINT_MAX)
         return EAGAIN;
       m->__data.__count++;
@@ -155,7 +155,7 @@ xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
       bool mine = (old & FUTEX_TID_MASK) == tid;
       if (mine)
         {
-          int answer = held_by_caller (head, m, type);
+          int answer = xp_mutex_held_by_caller (head, m, type);
           if (answer >= 0)
             return answer;
         }
@@ -167,7 +167,7 @@ xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
           old = xp_load_relaxed (word);
           continue;
         }
-      int err = xp_mutex_check_abstime (abstime);
+      int err = xp_check_abstime (abstime);
       if (err != 0)
         {
           xp_robust_clear_pending (head);
@@ -208,7 +208,8 @@ xp_mutex_robust_trylock (pthread_mutex_t *m, int kind)
         }
       if ((old & FUTEX_TID_MASK) == tid)
         {
-          int answer = held_by_caller (head, m, kind & XP_MUTEX_TYPE_MASK);
+          int answer = xp_mutex_held_by_caller (head, m,
+                                            kind & XP_MUTEX_TYPE_MASK);
           if (answer >= 0)
             return answer;
         }

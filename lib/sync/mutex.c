@@ -74,23 +74,13 @@ release_word (pthread_mutex_t *m, int kind)
     xp_futex_wake (&m->__data.__lock, 1, xp_mutex_private (kind));
 }
 
-static int
-check_abstime (const struct timespec *abstime)
-{
-  if (abstime == NULL)
-    return 0;
-  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
-    return EINVAL;
-  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
-}
-
 /* Sleep until the word is ours (left at 2).  */
 static int
 sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
                 const struct timespec *abstime)
 {
   int *word = &m->__data.__lock;
-  int err = check_abstime (abstime);
+  int err = xp_check_abstime (abstime);
   if (err != 0)
     return err;
   while (xp_exchange_acquire (word, 2) != 0)

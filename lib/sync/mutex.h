@@ -53,16 +53,6 @@ xp_mutex_private (int kind)
    EOWNERDEAD (mutex held) or ENOTRECOVERABLE (not held).  */
 int xp_mutex_relock_after_wait (pthread_mutex_t *m) XP_HIDDEN;
 
-/* A deadline a lock that must wait cannot use.  */
-static inline int
-xp_mutex_check_abstime (const struct timespec *abstime)
-{
-  if (abstime == NULL)
-    return 0;
-  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
-    return EINVAL;
-  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
-}
 
 /* Robust mutexes without priority inheritance (mutex-robust.c).  Lock
    also serves the relock after a condition wait, and may then return

@@ -53,4 +53,11 @@ void xp_robust_dequeue (struct robust_list_head *head, pthread_mutex_t *m)
 /* In a fork child: the parent's mutexes are not the child's.  */
 void xp_robust_list_after_fork (struct xp_thread *self) XP_HIDDEN;
 
+/* A lock of a mutex whose word names the caller (robust or PI, head NULL
+   for a PI mutex that is not robust): recursion or EDEADLK, with the
+   list's pending entry cleared; -1 to go on (a normal or adaptive mutex
+   then deadlocks, as POSIX wants).  */
+int xp_mutex_held_by_caller (struct robust_list_head *head,
+                             pthread_mutex_t *m, int type) XP_HIDDEN;
+
 #endif
