@@ -8,11 +8,20 @@
    second.  At most -w threads are in flight at once (created, not yet
    finished) so that the run measures creation, not the thread limit.
 
+   clone_floor_rate: the same loop with no thread library at all: clone(2)
+   a task that shares everything and exits at once, and wait on its tid
+   word.  No TLS, no signal masks, no stack to find, no registrations: no
+   pthread_create can beat it, so it bounds what any library's
+   create_join_rate can reach on the machine.  It does not depend on the
+   library preloaded; bench/run prints it for both.
+
    usage: bench-create [-n JOINED] [-d DETACHED] [-w WINDOW]  */
 #include "bench.h"
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 
 static void *
 trivial (void *arg)
@@ -50,6 +59,38 @@ create_join (long n)
                    ret, (void *) i);
           exit (1);
         }
+    }
+  return (double) n / (bench_now () - t0);
+}
+
+static int
+exit_at_once (void *arg)
+{
+  (void) arg;
+  syscall (SYS_exit, 0);
+  return 0;
+}
+
+static double
+clone_floor (long n)
+{
+  static char stack[64 * 1024] __attribute__ ((aligned (64)));
+  /* The task runs on the thread's TLS, so it must not touch errno or any
+     other per-thread state: exit_at_once makes one successful raw call.  */
+  const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND
+                    | CLONE_THREAD | CLONE_SYSVSEM | CLONE_PARENT_SETTID
+                    | CLONE_CHILD_CLEARTID;
+  static volatile int tid;
+  double t0 = bench_now ();
+  for (long i = 0; i < n; i++)
+    {
+      /* The stack is free again once the kernel has cleared the tid.  */
+      if (clone (exit_at_once, stack + sizeof stack, flags, NULL,
+                 (int *) &tid, NULL, (int *) &tid) < 0)
+        bench_fail ("clone", errno);
+      int seen;
+      while ((seen = tid) != 0)
+        syscall (SYS_futex, &tid, FUTEX_WAIT, seen, NULL, NULL, 0);
     }
   return (double) n / (bench_now () - t0);
 }
@@ -118,5 +159,6 @@ main (int argc, char **argv)
   bench_metric ("create_join_rate", create_join (joined), "threads/s", 1);
   bench_metric ("detached_rate", create_detached (detached, window),
                 "threads/s", 1);
+  bench_metric ("clone_floor_rate", clone_floor (joined), "threads/s", 1);
   return 0;
 }
