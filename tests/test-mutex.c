@@ -1896,6 +1896,68 @@ START_TEST (stress_counter)
 }
 END_TEST
 
+/* The spin policy is read from the environment at start-up, so the stress
+   cases run again in a fresh copy of this program under other settings:
+   every waiter spins, and either looks at the word after every round or
+   backs off to the largest gap at once.  */
+static const char *const spin_settings[][5] = {
+  { "XPTHREAD_SPIN_MIN=0", "XPTHREAD_SPIN_BACKOFF=1",
+    "XPTHREAD_SPIN_MAX=2000", "XPTHREAD_SPINNERS=8", NULL },
+  { "XPTHREAD_SPIN_MIN=0", "XPTHREAD_SPIN_BACKOFF=1024",
+    "XPTHREAD_SPIN_MAX=2000", "XPTHREAD_SPINNERS=8", NULL },
+};
+#define N_SPIN_SETTINGS \
+  (int) (sizeof spin_settings / sizeof spin_settings[0])
+#define STRESS_ONLY_ARG "--stress-only"
+
+static int
+run_stress_only (void)
+{
+  Suite *s = suite_create ("mutex-stress");
+  TCase *tc = tcase_create ("stress");
+  tcase_set_timeout (tc, 30);
+  tcase_add_loop_test (tc, stress_counter, 0, N_STRESS);
+  suite_add_tcase (s, tc);
+  return xp_test_run (s);
+}
+
+/* Looped over spin_settings.  */
+START_TEST (stress_under_spin_settings)
+{
+  extern char **environ;
+  size_t n = 0;
+  while (environ[n] != NULL)
+    n++;
+  char **env = calloc (n + 6, sizeof *env);
+  ck_assert_ptr_nonnull (env);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (environ[i], "XPTHREAD_SPIN", 13) != 0
+        && strncmp (environ[i], "CK_RUN_", 7) != 0)
+      env[k++] = environ[i];
+  for (int i = 0; spin_settings[_i][i] != NULL; i++)
+    env[k++] = (char *) spin_settings[_i][i];
+  char self[4096];
+  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
+  ck_assert_int_gt (len, 0);
+  self[len] = '\0';
+  char *argv[] = { self, (char *) STRESS_ONLY_ARG, NULL };
+  fflush (NULL);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      execve (self, argv, env);
+      _exit (127);
+    }
+  free (env);
+  int status = wait_child (pid);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "stress with %s %s: status %#x", spin_settings[_i][0],
+                 spin_settings[_i][1], status);
+}
+END_TEST
+
 /* ---- with a glibc process ------------------------------------------- */
 
 #ifndef XP_SYNC_PEER
@@ -2324,8 +2386,10 @@ add_loop_case (Suite *s, const char *name, const TTest *test, int n,
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
+  if (argc > 1 && strcmp (argv[1], STRESS_ONLY_ARG) == 0)
+    return run_stress_only ();
   Suite *s = suite_create ("mutex");
   add_case (s, "init", init_lock_destroy, 10);
   add_loop_case (s, "destroy-busy", destroy_locked_is_busy, N_TYPES, 10);
@@ -2369,6 +2433,8 @@ main (void)
   add_loop_case (s, "pshared-fork", pshared_between_forked_processes,
                  3 * N_TYPES, 30);
   add_loop_case (s, "stress", stress_counter, N_STRESS, 30);
+  add_loop_case (s, "stress-spin-settings", stress_under_spin_settings,
+                 N_SPIN_SETTINGS, 60);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
   add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
                  30);

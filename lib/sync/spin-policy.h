@@ -10,6 +10,7 @@ struct xp_spin_config
   int max_spinners;   /* threads allowed to spin at once; 0: never spin */
   int min_estimate;   /* spin for locks whose estimate is at least this, */
   int probe_every;    /* and for the others once in so many waits */
+  int max_backoff;    /* largest gap between two looks at the word */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
@@ -47,6 +48,23 @@ xp_spin_end (void)
   xp_fetch_add (&xp_spinners, -1);
 }
 
+/* The rounds of cpu_relax before the next look at the word: a gap that
+   doubles from 1 up to max_backoff rounds, plus a random part of up to
+   the gap again, so that spinners do not look in step.  A lock that is
+   not free at once is either held long or taken back by its owner at
+   every release, and each look pulls its cache line away from the owner,
+   whose next lock and unlock must fetch it back; looking less and less
+   often leaves the owner its line.  */
+static inline unsigned
+xp_spin_gap (unsigned *backoff, unsigned *jitter)
+{
+  unsigned gap = *backoff + ((*jitter >> 16) & (*backoff - 1));
+  *jitter = *jitter * 1103515245u + 12345u;
+  if (*backoff < (unsigned) xp_spin_config.max_backoff)
+    *backoff <<= 1;
+  return gap;
+}
+
 /* Spin until *word reads 0 and is swapped to locked, within a bound
    learnt per lock: *estimate follows the cpu_relax rounds recent spins on
    the lock took (exponential average, weight 1/8), and a spin gives up
@@ -66,9 +84,12 @@ xp_spin_acquire (int *word, int locked, short *estimate)
   int limit = 2 * est + 10;
   if (limit > xp_spin_config.max_spins)
     limit = xp_spin_config.max_spins;
-  int n;
+  int n = 0;
   bool taken = false;
-  for (n = 0; n < limit; n++)
+  unsigned backoff = 1;
+  /* Seeded from the caller's stack address, different in every thread.  */
+  unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
+  while (n < limit)
     {
       if (xp_load_relaxed (word) == 0)
         {
@@ -79,7 +100,11 @@ xp_spin_acquire (int *word, int locked, short *estimate)
               break;
             }
         }
-      xp_cpu_relax ();
+      for (unsigned gap = xp_spin_gap (&backoff, &jitter); gap > 0; gap--)
+        {
+          xp_cpu_relax ();
+          n++;
+        }
     }
   /* Rounded down, so that a run of quick acquisitions brings the estimate
      below min_estimate rather than stopping just above it.  */
