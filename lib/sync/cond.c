@@ -12,10 +12,22 @@
                wake-up on its futex word
      LEAVING   the waiter timed out first; it unlinks itself under the
                list lock
-   Node futex word ("go"): 0 asleep, 1 proceed.  A signaller stores 1 and
-   wakes; the waiter sleeps only while it reads 0, so the wake cannot be
-   lost.  A waiter that loses the race between its timeout and a signal
-   counts as signalled and waits for its go, so no signal is swallowed.
+   Node futex word ("go"):
+     GO_WAIT    waiting, awake: spinning, or about to announce its sleep
+     GO_ASLEEP  waiting, asleep on the word (or about to be)
+     GO_PROCEED signalled
+   The waiter first spins for its go within the spin policy (a signal
+   often follows within microseconds: hand-offs, ping-pong), then
+   announces its sleep with CAS GO_WAIT -> GO_ASLEEP and sleeps while the
+   word is GO_ASLEEP.  A signaller exchanges in GO_PROCEED and makes the
+   wake system call only if it took GO_ASLEEP out, so a spinning waiter
+   costs its signaller no system call.  No wake-up is lost: the waiter
+   sleeps only on GO_ASLEEP (FUTEX_WAIT compares and sleeps atomically),
+   only the signaller's exchange replaces it, and that exchange is followed
+   by the wake; a go that comes before the announcement makes the CAS
+   fail, and the waiter proceeds without sleeping.  A waiter that loses
+   the race between its timeout and a signal counts as signalled and waits
+   for its go, so no signal is swallowed.
 
    No lost wake-up overall: a waiter is on the list before it releases the
    mutex, so a signaller that holds the mutex afterwards finds it.
@@ -34,6 +46,7 @@
 #include "export.h"
 #include "lock.h"
 #include "mutex.h"
+#include "spin-policy.h"
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -47,6 +60,7 @@ XP_WITH_OLD_ABI (pthread_cond_wait)
 XP_WITH_OLD_ABI (pthread_cond_timedwait)
 
 enum { WAITING, SIGNALED, LEAVING };
+enum { GO_WAIT, GO_PROCEED, GO_ASLEEP };
 
 struct xp_cond_waiter
 {
@@ -92,8 +106,50 @@ unlink_waiter (struct xp_cond *c, struct xp_cond_waiter *w)
 static void
 wake (struct xp_cond_waiter *w)
 {
-  xp_store_release (&w->go, 1);
-  xp_futex_wake (&w->go, 1, true);
+  if (xp_exchange_release (&w->go, GO_PROCEED) == GO_ASLEEP)
+    xp_futex_wake (&w->go, 1, true);
+}
+
+static bool
+has_go (struct xp_cond_waiter *w)
+{
+  return xp_load_acquire (&w->go) == GO_PROCEED;
+}
+
+/* Announce that the waiter is going to sleep on its word; false if its go
+   came first.  */
+static bool
+announce_sleep (struct xp_cond_waiter *w)
+{
+  int expected = GO_WAIT;
+  return xp_cas (&w->go, &expected, GO_ASLEEP) || expected == GO_ASLEEP;
+}
+
+/* Wait for the go without a deadline (a signaller owes it).  */
+static void
+await_go (struct xp_cond_waiter *w)
+{
+  while (!has_go (w))
+    if (announce_sleep (w))
+      xp_futex_wait (&w->go, GO_ASLEEP, true);
+}
+
+/* Spin read-only for the go within the spin policy's bound: the word is
+   the waiter's own, written once by its signaller, so looking at it costs
+   nobody else anything.  */
+static bool
+spin_for_go (struct xp_cond_waiter *w)
+{
+  if (!xp_spin_begin ())
+    return false;
+  bool signalled = false;
+  for (int n = 0; n < xp_spin_config.max_spins && !signalled; n++)
+    {
+      xp_cpu_relax ();
+      signalled = has_go (w);
+    }
+  xp_spin_end ();
+  return signalled;
 }
 
 static bool
@@ -109,8 +165,7 @@ leave_after_timeout (struct xp_cond *c, struct xp_cond_waiter *w)
 {
   if (!mark (w, WAITING, LEAVING))
     {
-      while (xp_load_acquire (&w->go) == 0)
-        xp_futex_wait (&w->go, 0, true);
+      await_go (w);
       return 0;
     }
   xp_lock (list_lock (c));
@@ -132,11 +187,14 @@ static int
 sleep_until_signalled (struct xp_cond *c, struct xp_cond_waiter *w,
                        clockid_t clock, const struct timespec *abstime)
 {
-  while (xp_load_acquire (&w->go) == 0)
+  if (spin_for_go (w))
+    return 0;
+  while (!has_go (w))
     {
-      int r = xp_futex_wait_cp (&w->go, 0, clock, abstime, true);
-      if ((r == -ETIMEDOUT || r == -ECANCELED)
-          && xp_load_acquire (&w->go) == 0)
+      if (!announce_sleep (w))
+        continue;
+      int r = xp_futex_wait_cp (&w->go, GO_ASLEEP, clock, abstime, true);
+      if ((r == -ETIMEDOUT || r == -ECANCELED) && !has_go (w))
         {
           int err = leave_after_timeout (c, w);
           if (r == -ETIMEDOUT)
@@ -165,7 +223,7 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
   int err = xp_check_abstime (abstime);
   if (err != 0)
     return err;
-  struct xp_cond_waiter w = { .state = WAITING };
+  struct xp_cond_waiter w = { .state = WAITING, .go = GO_WAIT };
   xp_lock (list_lock (c));
   append (c, &w);
   xp_unlock (list_lock (c));

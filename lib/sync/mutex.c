@@ -90,17 +90,24 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
+/* Spin for the word within the spin policy, taking it with LOCKED, for
+   as long as ESTIMATE says.  */
+static bool
+spin_for_word (pthread_mutex_t *m, int locked, short *estimate)
+{
+  if (!xp_spin_begin ())
+    return false;
+  bool taken = xp_spin_acquire (&m->__data.__lock, locked, estimate);
+  xp_spin_end ();
+  return taken;
+}
+
 static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
-  if (xp_spin_begin ())
-    {
-      bool taken = xp_spin_acquire (&m->__data.__lock, 1, &m->__data.__spins);
-      xp_spin_end ();
-      if (taken)
-        return 0;
-    }
+  if (spin_for_word (m, 1, &m->__data.__spins))
+    return 0;
   return sleep_for_word (m, kind, clock, abstime);
 }
 
@@ -352,9 +359,17 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
   int kind = xp_mutex_kind (m);
   if (!xp_mutex_word_protocol (kind))
     return lock_any (m, kind, CLOCK_REALTIME, NULL);
-  int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
-  if (err != 0)
-    return err;
+  /* The mutex is usually held by the signaller, about to release it
+     (often in a wait of its own): spin the longest spin the policy
+     allows, whatever the lock's estimate says, and leave the estimate to
+     its lockers.  */
+  short relock_estimate = (short) xp_spin_config.max_spins;
+  if (!spin_for_word (m, 2, &relock_estimate))
+    {
+      int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
+      if (err != 0)
+        return err;
+    }
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
   take_ownership (m, kind, self_tid ());

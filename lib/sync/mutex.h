@@ -46,8 +46,9 @@ xp_mutex_private (int kind)
   return (kind & XP_MUTEX_PSHARED) == 0;
 }
 
-/* Lock after a condition wait: other waiters may be asleep on the word,
-   so take it in the "waiters" state and let the unlock wake them.  The
+/* Lock after a condition wait: spin for it first (its holder is usually
+   the signaller, about to release it); other waiters may be asleep on the
+   word, so take it in the "waiters" state and let the unlock wake them.  The
    robust, PI and PP kinds relock as their lock does, whose protocols
    keep waiters announced anyway; a robust relock may so answer
    EOWNERDEAD (mutex held) or ENOTRECOVERABLE (not held).  */

@@ -1,4 +1,7 @@
-/* The spin policy of every lock that spins (mutexes first).
+/* The spin policy of every wait that spins: mutexes (the estimate and the
+   gaps below are theirs), and with the slots and bound only, condition
+   variable waiters for their signal and for the mutex after it,
+   semaphores and read-write locks.
 
    A waiter spins only when spinning can pay for itself:
    - there is more than one CPU the process may run on (the affinity mask
