@@ -149,6 +149,30 @@ START_TEST (test_errors_free_lock)
 }
 END_TEST
 
+/* Unlocking a lock one does not hold is EPERM, also while holding others
+   (which is when unlock assumes a reader's unlock first), and leaves both
+   locks working.  */
+START_TEST (test_errors_not_held_while_holding_others)
+{
+  pthread_rwlock_t held = PTHREAD_RWLOCK_INITIALIZER;
+  pthread_rwlock_t free_lock = PTHREAD_RWLOCK_INITIALIZER;
+  ck_assert_int_eq (pthread_rwlock_rdlock (&held), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&free_lock), EPERM);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&free_lock), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&free_lock), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&free_lock), EPERM);
+  ck_assert_int_eq (pthread_rwlock_unlock (&held), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&held), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&free_lock), EPERM);
+  ck_assert_int_eq (pthread_rwlock_tryrdlock (&free_lock), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&free_lock), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&held), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&held), EPERM);
+  ck_assert_int_eq (pthread_rwlock_destroy (&held), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&free_lock), 0);
+}
+END_TEST
+
 struct timed_try
 {
   pthread_rwlock_t *lock;
@@ -457,6 +481,7 @@ main (void)
   tcase_add_test (tc, test_old_versions);
   tcase_add_test (tc, test_errors_own_write_lock);
   tcase_add_test (tc, test_errors_free_lock);
+  tcase_add_test (tc, test_errors_not_held_while_holding_others);
   tcase_add_test (tc, test_timeouts);
   suite_add_tcase (s, tc);
 

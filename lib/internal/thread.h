@@ -90,6 +90,12 @@ struct xp_thread
   /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
   bool realtime;
 
+  /* Read-write locks the thread holds for reading and for writing, as
+     counted by rwlock.c: while it holds some for reading and none for
+     writing, its unlock is a reader's, one atomic operation.  */
+  unsigned rwlock_reads;
+  unsigned rwlock_writes;
+
   /* The robust list head the kernel knows for this thread (robust-list.c):
      set when a raw thread starts, asked of the kernel on first need in
      other threads; robust_own only when nobody registered one.  */

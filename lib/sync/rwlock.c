@@ -40,6 +40,15 @@
               and no writer but WRITERS_WAITING, CAS both waiting bits
               off and wake one writer and, if READERS_WAITING was set
               (readers held back by the writer preference), all readers.
+              Which one: each thread counts the locks it holds for
+              reading and for writing (a hint, kept without atomics).
+              Holding some for reading and none for writing, it is a
+              reader: the fetch-sub comes first, with no load of the
+              state before it, which on a contended lock would fetch
+              the line once to read and again to write; a fetch-sub
+              that finds no reader (the caller held none: EPERM) is
+              undone at once.  Otherwise the state decides: WRITER set,
+              the writer's unlock; readers, a reader's; neither, EPERM.
    No wake-up is lost: a thread sleeps only after setting its waiting bit
    by a CAS that also confirmed the state blocking it, and after reading
    its sequence before that state.  Every change that can unblock it
@@ -189,6 +198,41 @@ release_reader (pthread_rwlock_t *rw)
     after_last_reader (rw, s);
 }
 
+/* A reader's unlock without looking first; EPERM if there was no reader
+   to take out.  */
+static inline int
+release_reader_unchecked (pthread_rwlock_t *rw)
+{
+  unsigned old = xp_fetch_add (state (rw), -ONE_READER);
+  if (xp_unlikely ((old & READERS) == 0))
+    {
+      xp_fetch_add (state (rw), ONE_READER);
+      return EPERM;
+    }
+  unsigned s = old - ONE_READER;
+  if (xp_unlikely ((s & (READERS | WRITER)) == 0 && (s & WRITERS_WAITING)))
+    after_last_reader (rw, s);
+  return 0;
+}
+
+/* The hold counts are a hint for unlock: a thread without a descriptor
+   keeps none, and its unlocks look at the state.  */
+static inline void
+now_reading (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_likely (self != NULL))
+    self->rwlock_reads++;
+}
+
+static inline void
+now_writing (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_likely (self != NULL))
+    self->rwlock_writes++;
+}
+
 static void
 release_writer (pthread_rwlock_t *rw)
 {
@@ -269,9 +313,15 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
   unsigned old = xp_fetch_add (state (rw), ONE_READER);
   if (xp_likely (admits_reader (old, prefers_writers (rw))
                  && !((old + ONE_READER) & READER_OVERFLOW)))
-    return 0;
+    {
+      now_reading ();
+      return 0;
+    }
   release_reader (rw);
-  return rdlock_slow (rw, clock, abstime);
+  int err = rdlock_slow (rw, clock, abstime);
+  if (err == 0)
+    now_reading ();
+  return err;
 }
 
 static int
@@ -312,7 +362,10 @@ wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
   if (xp_unlikely (!xp_cas (state (rw), &expected, WRITER)))
     err = wrlock_slow (rw, clock, abstime);
   if (err == 0)
-    xp_store_relaxed (&rw->__data.__cur_writer, self_tid ());
+    {
+      xp_store_relaxed (&rw->__data.__cur_writer, self_tid ());
+      now_writing ();
+    }
   return err;
 }
 
@@ -373,7 +426,10 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
       if ((s + ONE_READER) & READER_OVERFLOW)
         return EAGAIN;
       if (xp_cas (state (rw), &s, s + ONE_READER))
-        return 0;
+        {
+          now_reading ();
+          return 0;
+        }
     }
   return EBUSY;
 }
@@ -411,20 +467,45 @@ pthread_rwlock_trywrlock (pthread_rwlock_t *rw)
     if (xp_cas (state (rw), &s, s | WRITER))
       {
         xp_store_relaxed (&rw->__data.__cur_writer, self_tid ());
+        now_writing ();
         return 0;
       }
   return EBUSY;
 }
 XP_EXPORT (pthread_rwlock_trywrlock)
 
+static inline void
+count_down (unsigned *held)
+{
+  if (*held != 0)
+    (*held)--;
+}
+
 int
 pthread_rwlock_unlock (pthread_rwlock_t *rw)
 {
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_likely (self != NULL && self->rwlock_reads != 0
+                 && self->rwlock_writes == 0))
+    {
+      int err = release_reader_unchecked (rw);
+      if (err == 0)
+        self->rwlock_reads--;
+      return err;
+    }
   unsigned s = xp_load_relaxed (state (rw));
   if (s & WRITER)
-    release_writer (rw);
+    {
+      release_writer (rw);
+      if (self != NULL)
+        count_down (&self->rwlock_writes);
+    }
   else if (s & READERS)
-    release_reader (rw);
+    {
+      release_reader (rw);
+      if (self != NULL)
+        count_down (&self->rwlock_reads);
+    }
   else
     return EPERM;
   return 0;
