@@ -86,6 +86,22 @@ start_thread (void *(*fn) (void *), void *arg)
   return t;
 }
 
+/* Run PATH with ARGV and ENV in a child; ENV (malloc'ed) is freed.  */
+static pid_t
+spawn (const char *path, char *const argv[], char **env)
+{
+  fflush (NULL);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      execve (path, argv, env);
+      _exit (127);
+    }
+  free (env);
+  return pid;
+}
+
 static int
 wait_child (pid_t pid)
 {
@@ -1942,16 +1958,7 @@ START_TEST (stress_under_spin_settings)
   ck_assert_int_gt (len, 0);
   self[len] = '\0';
   char *argv[] = { self, (char *) STRESS_ONLY_ARG, NULL };
-  fflush (NULL);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      execve (self, argv, env);
-      _exit (127);
-    }
-  free (env);
-  int status = wait_child (pid);
+  int status = wait_child (spawn (self, argv, env));
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                  "stress with %s %s: status %#x", spin_settings[_i][0],
                  spin_settings[_i][1], status);
@@ -2021,17 +2028,7 @@ spawn_peer (const struct peer_area *p, const char *command, const char *arg1,
   snprintf (fd_arg, sizeof fd_arg, "%d", p->fd);
   char *argv[] = { (char *) XP_SYNC_PEER, fd_arg, (char *) command,
                    (char *) arg1, (char *) arg2, NULL };
-  char **env = environment_without_preload ();
-  fflush (NULL);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      execve (XP_SYNC_PEER, argv, env);
-      _exit (127);
-    }
-  free (env);
-  return pid;
+  return spawn (XP_SYNC_PEER, argv, environment_without_preload ());
 }
 
 static void
