@@ -13,7 +13,10 @@
    interleaved (every cell once, then every cell again, ...) so that a
    burst of load elsewhere on the machine spreads over the cells; the
    metrics are the medians of the rounds, and a note gives each cell's
-   spread.  The busy work touches no shared memory and is calibrated on
+   spread.  Every run of a cell starts on a freshly initialised mutex, so
+   that no cell inherits what a spinning mutex learnt in the one before
+   (glibc's adaptive kind and xpthread keep a spin estimate in the
+   mutex).  The busy work touches no shared memory and is calibrated on
    the fastest of several runs, so that a loaded moment at start-up does
    not shorten the critical sections of one run.  The protected counter
    doubles as a check of mutual exclusion.
@@ -158,10 +161,14 @@ struct cell
   double rate[MAX_ROUNDS], fairness[MAX_ROUNDS];
 };
 
+static pthread_mutexattr_t lock_attr;
+
 static void
 run_cell (struct cell *cell, int round)
 {
   int threads = cell->threads;
+  pthread_mutex_destroy (&shared.lock);
+  pthread_mutex_init (&shared.lock, &lock_attr);
   struct contender c[threads];
   atomic_store (&go, 0);
   atomic_store (&stop, 0);
@@ -286,8 +293,7 @@ main (int argc, char **argv)
   long count_pairs = 0;
   int idle = 0;
   int opt;
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init (&attr);
+  pthread_mutexattr_init (&lock_attr);
   while ((opt = getopt (argc, argv, "k:s:R:c:u:t")) != -1)
     if (opt == 'k')
       {
@@ -309,7 +315,7 @@ main (int argc, char **argv)
                      argv[0], optarg);
             return 2;
           }
-        pthread_mutexattr_settype (&attr, kinds[i].type);
+        pthread_mutexattr_settype (&lock_attr, kinds[i].type);
         if (i > 0)
           {
             static char buf[32];
@@ -340,7 +346,7 @@ main (int argc, char **argv)
       idle = 1;
     else
       usage (argv[0]);
-  pthread_mutex_init (&shared.lock, &attr);
+  pthread_mutex_init (&shared.lock, &lock_attr);
   if (count_pairs > 0)
     {
       pthread_t t;
