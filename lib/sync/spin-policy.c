@@ -10,19 +10,11 @@
      finish on even when threads outnumber cores;
    - the waiter does not run SCHED_FIFO or SCHED_RR, where a spinning
      waiter can keep the owner off the CPU they share;
-   - the lock is held long enough: each lock keeps an estimate of the
-     cpu_relax rounds its recent spins took (__spins of a mutex, as glibc
-     keeps for its adaptive kind).  Below min_estimate (10 rounds, about
-     200 ns of pause here; the estimate is rounded down, so locks whose
-     spins take under about 18 rounds stay below) the owner usually takes
-     the lock back before a spinner could use it, and a spinner only
-     pulls the lock's cache line away from the owner at every release:
-     measured (bench-mutex, 2 cores, critical sections of 0 and 50 ns)
-     sleeping at once then gives more throughput.  One wait in probe_every
-     spins anyway, to notice when hold times grow;
    - the spin is read-only while the lock is held (one cache line shared,
-     no bus locking; a CAS only when the word reads 0) and bounded: twice
-     the estimate plus 10 rounds, at most max_spins;
+     no bus locking; a CAS only when the word reads 0) and bounded: each
+     lock keeps an estimate of the cpu_relax rounds its recent spins took
+     (__spins of a mutex, as glibc keeps for its adaptive kind), and a
+     spin gives up after twice that plus 10 rounds, at most max_spins;
    - the gap between two looks at the word doubles from one round up to
      max_backoff rounds (64, about 1.2 us here), with a random part: a
      lock still held at the first look is either held long or retaken by
@@ -33,7 +25,11 @@
      adaptive throughput with 50 ns critical sections, and 1.2 to 1.4
      with these gaps; up to 16 or 32 rounds gave less.  Watching closely
      for the first 8 or 30 rounds, then backing off, did as well at 1 us
-     but worse at 0 ns, below glibc's default mutex.
+     but worse at 0 ns, below glibc's default mutex.  Before the gaps, a
+     waiter slept at once for a lock whose estimate was under 10 rounds,
+     which helped at 0 and 50 ns; with the gaps that threshold made no
+     difference paired cell by cell, and fresh locks start with an
+     estimate of 0, so it went.
    Not done: skipping the spin when the owner is not running, which needs
    the owner's identity, and the default mutex does not record it.
 
@@ -44,10 +40,6 @@
                                  16000)
      XPTHREAD_SPINNERS=<n>       threads allowed to spin at once (default
                                  usable CPUs - 1)
-     XPTHREAD_SPIN_MIN=<n>       estimate below which a lock is not worth
-                                 spinning for (default 10; 0: always spin)
-     XPTHREAD_SPIN_PROBE=<n>     spin anyway once in <n> waits for such a
-                                 lock (default 16)
      XPTHREAD_SPIN_BACKOFF=<n>   largest gap between two looks, in rounds,
                                  rounded down to a power of two (default
                                  64, at most 1024; 1: no gaps)  */
@@ -58,14 +50,11 @@
 
 #define XP_DEFAULT_MAX_SPINS 200
 #define XP_MAX_MAX_SPINS 16000
-#define XP_DEFAULT_MIN_ESTIMATE 10
-#define XP_DEFAULT_PROBE_EVERY 16
 #define XP_DEFAULT_MAX_BACKOFF 64
 #define XP_MAX_MAX_BACKOFF 1024
 
 struct xp_spin_config xp_spin_config;
 int xp_spinners;
-__thread unsigned xp_spin_skips;
 
 static int
 env_int (const char *name, int fallback)
@@ -113,12 +102,6 @@ xp_spin_policy_init (void)
   /* The estimate is a short.  */
   if (xp_spin_config.max_spins > XP_MAX_MAX_SPINS)
     xp_spin_config.max_spins = XP_MAX_MAX_SPINS;
-  xp_spin_config.min_estimate = env_int ("XPTHREAD_SPIN_MIN",
-                                         XP_DEFAULT_MIN_ESTIMATE);
-  xp_spin_config.probe_every = env_int ("XPTHREAD_SPIN_PROBE",
-                                        XP_DEFAULT_PROBE_EVERY);
-  if (xp_spin_config.probe_every == 0)
-    xp_spin_config.probe_every = 1;
   xp_spin_config.max_backoff = power_of_two_at_most (
     env_int ("XPTHREAD_SPIN_BACKOFF", XP_DEFAULT_MAX_BACKOFF));
   if (env_int ("XPTHREAD_SPIN", 1) == 0 || xp_spin_config.max_spins == 0)

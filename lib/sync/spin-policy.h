@@ -8,16 +8,11 @@ struct xp_spin_config
 {
   int max_spins;      /* upper bound of one spin, in cpu_relax rounds */
   int max_spinners;   /* threads allowed to spin at once; 0: never spin */
-  int min_estimate;   /* spin for locks whose estimate is at least this, */
-  int probe_every;    /* and for the others once in so many waits */
   int max_backoff;    /* largest gap between two looks at the word */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
 extern int xp_spinners XP_HIDDEN;
-/* The calling thread's waits for short-held locks (spin-policy.c).  */
-extern __thread unsigned xp_spin_skips
-  __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
 
 void xp_spin_policy_init (void) XP_HIDDEN;
 
@@ -68,19 +63,12 @@ xp_spin_gap (unsigned *backoff, unsigned *jitter)
 /* Spin until *word reads 0 and is swapped to locked, within a bound
    learnt per lock: *estimate follows the cpu_relax rounds recent spins on
    the lock took (exponential average, weight 1/8), and a spin gives up
-   after twice that plus a margin.  A lock whose estimate is below
-   min_estimate is held so briefly that its owner is likely to take it
-   again at once: a spinner would mostly pull the lock's cache line away
-   from it, so the caller sleeps at once, but for one wait in probe_every,
-   which spins and keeps the estimate current.  Returns true when the lock
-   was taken.  */
+   after twice that plus a margin.  Returns true when the lock was
+   taken.  */
 static inline bool
 xp_spin_acquire (int *word, int locked, short *estimate)
 {
   int est = xp_load_relaxed (estimate);
-  if (est < xp_spin_config.min_estimate
-      && ++xp_spin_skips % (unsigned) xp_spin_config.probe_every != 0)
-    return false;
   int limit = 2 * est + 10;
   if (limit > xp_spin_config.max_spins)
     limit = xp_spin_config.max_spins;
@@ -106,8 +94,6 @@ xp_spin_acquire (int *word, int locked, short *estimate)
           n++;
         }
     }
-  /* Rounded down, so that a run of quick acquisitions brings the estimate
-     below min_estimate rather than stopping just above it.  */
   xp_store_relaxed (estimate, (short) (est + ((n - est) >> 3)));
   return taken;
 }
