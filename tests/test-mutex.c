@@ -102,6 +102,31 @@ spawn (const char *path, char *const argv[], char **env)
   return pid;
 }
 
+/* A malloc'ed copy of the environment without the variables starting
+   with one of DROP (NULL-terminated), with room for EXTRA more entries;
+   *USED is how many it holds.  */
+static char **
+environment_without (const char *const drop[], size_t extra, size_t *used)
+{
+  extern char **environ;
+  size_t n = 0;
+  while (environ[n] != NULL)
+    n++;
+  char **env = calloc (n + extra + 1, sizeof *env);
+  ck_assert_ptr_nonnull (env);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      bool keep = true;
+      for (int d = 0; drop[d] != NULL; d++)
+        keep &= strncmp (environ[i], drop[d], strlen (drop[d])) != 0;
+      if (keep)
+        env[k++] = environ[i];
+    }
+  *used = k;
+  return env;
+}
+
 static int
 wait_child (pid_t pid)
 {
@@ -1941,17 +1966,9 @@ run_stress_only (void)
 /* Looped over spin_settings.  */
 START_TEST (stress_under_spin_settings)
 {
-  extern char **environ;
-  size_t n = 0;
-  while (environ[n] != NULL)
-    n++;
-  char **env = calloc (n + 6, sizeof *env);
-  ck_assert_ptr_nonnull (env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (strncmp (environ[i], "XPTHREAD_SPIN", 13) != 0
-        && strncmp (environ[i], "CK_RUN_", 7) != 0)
-      env[k++] = environ[i];
+  static const char *const drop[] = { "XPTHREAD_SPIN", "CK_RUN_", NULL };
+  size_t k;
+  char **env = environment_without (drop, 4, &k);
   for (int i = 0; spin_settings[_i][i] != NULL; i++)
     env[k++] = (char *) spin_settings[_i][i];
   char self[4096];
@@ -2006,18 +2023,9 @@ free_peer_area (struct peer_area *p)
 static char **
 environment_without_preload (void)
 {
-  extern char **environ;
-  size_t n = 0;
-  while (environ[n] != NULL)
-    n++;
-  char **env = calloc (n + 1, sizeof *env);
-  ck_assert (env != NULL);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (strncmp (environ[i], "LD_PRELOAD=", 11) != 0)
-      env[k++] = environ[i];
-  env[k] = NULL;
-  return env;
+  static const char *const drop[] = { "LD_PRELOAD=", NULL };
+  size_t used;
+  return environment_without (drop, 0, &used);
 }
 
 /* Start tests/sync-peer on the area with the given command words.  */
