@@ -116,16 +116,6 @@ xp_mutex_held_by_caller (struct robust_list_head *head, pthread_mutex_t *m,
   return -1;
 }
 
-static bool
-spin_for_word (pthread_mutex_t *m, int tid)
-{
-  if (!xp_spin_begin ())
-    return false;
-  bool taken = xp_spin_acquire (word_of (m), tid, &m->__data.__spins);
-  xp_spin_end ();
-  return taken;
-}
-
 int
 xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
                       const struct timespec *abstime)
@@ -162,7 +152,7 @@ xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
       if (!spun && !mine)
         {
           spun = true;
-          if (spin_for_word (m, tid))
+          if (xp_spin_for_word (word_of (m), tid, &m->__data.__spins))
             break;
           old = xp_load_relaxed (word);
           continue;

@@ -90,23 +90,11 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
-/* Spin for the word within the spin policy, taking it with LOCKED, for
-   as long as ESTIMATE says.  */
-static bool
-spin_for_word (pthread_mutex_t *m, int locked, short *estimate)
-{
-  if (!xp_spin_begin ())
-    return false;
-  bool taken = xp_spin_acquire (&m->__data.__lock, locked, estimate);
-  xp_spin_end ();
-  return taken;
-}
-
 static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
-  if (spin_for_word (m, 1, &m->__data.__spins))
+  if (xp_spin_for_word (&m->__data.__lock, 1, &m->__data.__spins))
     return 0;
   return sleep_for_word (m, kind, clock, abstime);
 }
@@ -364,7 +352,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
      allows, whatever the lock's estimate says, and leave the estimate to
      its lockers.  */
   short relock_estimate = (short) xp_spin_config.max_spins;
-  if (!spin_for_word (m, 2, &relock_estimate))
+  if (!xp_spin_for_word (&m->__data.__lock, 2, &relock_estimate))
     {
       int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
       if (err != 0)

@@ -98,4 +98,15 @@ xp_spin_acquire (int *word, int locked, short *estimate)
   return taken;
 }
 
+/* xp_spin_acquire within a spinning slot; false without one.  */
+static inline bool
+xp_spin_for_word (int *word, int locked, short *estimate)
+{
+  if (!xp_spin_begin ())
+    return false;
+  bool taken = xp_spin_acquire (word, locked, estimate);
+  xp_spin_end ();
+  return taken;
+}
+
 #endif
