@@ -18,6 +18,24 @@ extern enum xp_mode xp_mode XP_HIDDEN;
 /* Why hosted mode was chosen, for the mode report.  */
 extern const char *xp_mode_reason XP_HIDDEN;
 
+/* Offset from the thread pointer of the cpu_id word of the calling
+   thread's rseq area (glibc's public __rseq_offset), which the kernel
+   rewrites whenever the thread resumes on a CPU; 0 when glibc registers
+   no rseq area.  Set by xp_compat_init in every mode.  */
+extern ptrdiff_t xp_compat_cpu_id_offset XP_HIDDEN;
+
+/* The CPU the calling thread last resumed on, or a negative value when
+   that is unknown (no rseq area, or not registered).  A hint only: the
+   thread may have moved since.  */
+static inline int
+xp_compat_current_cpu (void)
+{
+  ptrdiff_t off = xp_compat_cpu_id_offset;
+  if (off == 0)
+    return -1;
+  return *(volatile const int *) ((const char *) xp_thread_pointer () + off);
+}
+
 /* Discover and validate glibc's layout and choose the mode (environment
    XPTHREAD_MODE=raw|hosted|auto).  Called once from the constructor.  */
 void xp_compat_init (void) XP_HIDDEN;

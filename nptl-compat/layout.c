@@ -114,6 +114,15 @@ discover_rseq (const char *tp)
   return NULL;
 }
 
+ptrdiff_t
+xp_layout_cpu_id_offset (void)
+{
+  if (&__rseq_offset == NULL || &__rseq_size == NULL
+      || __rseq_size < XP_RSEQ_OFF_CPU_ID + sizeof (int))
+    return 0;
+  return __rseq_offset + XP_RSEQ_OFF_CPU_ID;
+}
+
 struct libc_tls_search
 {
   const char *resp;

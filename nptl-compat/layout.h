@@ -42,11 +42,21 @@ struct xp_glibc_layout
 #define XP_GLIBC_EXITING_BIT (1 << 4)
 #define XP_GLIBC_SETXID_BIT (1 << 6)
 
+/* The kernel's struct rseq: the size a thread registers, the cpu_id
+   value that says registration failed, and where cpu_id lies.  */
+#define XP_RSEQ_AREA_SIZE 32
+#define XP_RSEQ_CPU_ID_REGISTRATION_FAILED (-2)
+#define XP_RSEQ_OFF_CPU_ID 4
+
 extern struct xp_glibc_layout xp_glibc XP_HIDDEN;
 
 /* Fill xp_glibc from the running glibc.  Returns NULL on success, or the
    reason the layout cannot be trusted.  */
 const char *xp_layout_discover (void) XP_HIDDEN;
+/* The offset of the rseq area's cpu_id from the thread pointer, from
+   glibc's public rseq symbols (any mode); 0 when there is none.  */
+ptrdiff_t xp_layout_cpu_id_offset (void) XP_HIDDEN;
+
 /* Hosted mode runs C++ thread_local destructors itself too, before the
    thread-specific data destructors as glibc does; it needs only this one
    private entry point (left NULL if this glibc lacks it, and then glibc

@@ -12,6 +12,7 @@
 
 enum xp_mode xp_mode = XP_MODE_HOSTED;
 const char *xp_mode_reason = "not initialised";
+ptrdiff_t xp_compat_cpu_id_offset;
 
 static enum xp_mode
 requested_mode (const char **why)
@@ -33,6 +34,7 @@ void
 xp_compat_init (void)
 {
   const char *why = NULL;
+  xp_compat_cpu_id_offset = xp_layout_cpu_id_offset ();
   enum xp_mode mode = requested_mode (&why);
   if (mode == XP_MODE_RAW)
     {

@@ -22,10 +22,6 @@
 #include <sched.h>
 #include <string.h>
 
-#define XP_RSEQ_AREA_SIZE 32
-#define XP_RSEQ_CPU_ID_REGISTRATION_FAILED (-2)
-/* Offset of cpu_id in the kernel's struct rseq.  */
-#define XP_RSEQ_OFF_CPU_ID 4
 
 static inline void
 set_word (char *tp, ptrdiff_t off, const void *value)

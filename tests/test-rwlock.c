@@ -1,11 +1,13 @@
 /* Read-write locks: glibc's initialisers and attribute layout, every
-   error code, the writer preference, process-shared locks across fork,
-   and stress with torn-read and lost-update invariants.  */
+   error code, the writer preference, readers counted per CPU, process-
+   shared locks across fork, and stress with torn-read and lost-update
+   invariants.  */
 #define _GNU_SOURCE
 #include "sync-helpers.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -344,6 +346,294 @@ START_TEST (test_blocking)
 }
 END_TEST
 
+/* --- readers counted per CPU -------------------------------------------- */
+
+extern const unsigned int __rseq_size __attribute__ ((weak));
+
+/* The identity a lock has in the per-CPU reader slots (0: none), and
+   whether its readers count themselves there now (rwlock.c).  */
+static unsigned
+slot_identity (const pthread_rwlock_t *l)
+{
+  return l->__data.__writers_futex;
+}
+
+static bool
+slots_on (const pthread_rwlock_t *l)
+{
+  return (l->__data.__pad4 & 0x80000000u) != 0;
+}
+
+#define MEETINGS 100000
+
+/* Read-lock and unlock until the lock's readers use the slots, at most
+   MEETINGS times, while the caller holds it for reading.  */
+static void *
+meet_reader (void *arg)
+{
+  pthread_rwlock_t *l = arg;
+  for (int i = 0; i < MEETINGS && !slots_on (l); i++)
+    {
+      ck_assert_int_eq (pthread_rwlock_rdlock (l), 0);
+      ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+    }
+  return NULL;
+}
+
+static void
+readers_meet (pthread_rwlock_t *l)
+{
+  pthread_t t;
+  ck_assert_int_eq (pthread_rwlock_rdlock (l), 0);
+  ck_assert_int_eq (pthread_create (&t, NULL, meet_reader, l), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+}
+
+/* Readers meeting inside a reader-preferring lock move its readers to
+   the per-CPU slots.  False (and nothing to test) when glibc keeps no
+   rseq area, which is how xpthread tells CPUs apart.  */
+static bool
+give_slots (pthread_rwlock_t *l)
+{
+  readers_meet (l);
+  if (&__rseq_size == NULL || __rseq_size == 0)
+    return false;
+  ck_assert_uint_ne (slot_identity (l), 0);
+  ck_assert (slots_on (l));
+  return true;
+}
+
+static void *
+read_and_keep (void *arg)
+{
+  ck_assert_int_eq (pthread_rwlock_rdlock (arg), 0);
+  return NULL;
+}
+
+/* glibc lets another thread release a read lock; so do the slots.  */
+START_TEST (test_slots_unlock_by_other_thread)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  if (!give_slots (&l))
+    return;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, read_and_keep, &l), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), EPERM);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+/* The last reader to leave its slot wakes the writer that sleeps; a
+   reader inside may take the lock again while that writer waits.  */
+START_TEST (test_slots_writer_waits_for_readers)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  if (!give_slots (&l))
+    return;
+  struct blocked w = { .lock = &l };
+  pthread_t wt;
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  start_blocked (&wt, &w, blocked_writer);
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_tryrdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (atomic_load (&w.done), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_join (wt, NULL), 0);
+  ck_assert_int_eq (w.result, 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+static bool
+run_on_cpu (int cpu)
+{
+  cpu_set_t set;
+  CPU_ZERO (&set);
+  CPU_SET (cpu, &set);
+  return sched_setaffinity (0, sizeof set, &set) == 0;
+}
+
+/* A reader that moved to another CPU still leaves through the slot it
+   entered by, and until it does, writers see it.  */
+START_TEST (test_slots_reader_moves)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  cpu_set_t allowed;
+  ck_assert_int_eq (sched_getaffinity (0, sizeof allowed, &allowed), 0);
+  if (!CPU_ISSET (0, &allowed) || !CPU_ISSET (1, &allowed)
+      || !give_slots (&l))
+    return;
+  ck_assert (run_on_cpu (0));
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert (run_on_cpu (1));
+  ck_assert_int_eq (sched_getcpu (), 1);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), EPERM);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+/* Locks whose identities share a column of slots keep their readers
+   apart: the second counts its readers in the lock word.  */
+START_TEST (test_slots_shared_column)
+{
+  enum { COLUMNS = 64 };
+  static pthread_rwlock_t locks[COLUMNS + 1];
+  for (int i = 0; i <= COLUMNS; i++)
+    {
+      ck_assert_int_eq (pthread_rwlock_init (&locks[i], NULL), 0);
+      if (!give_slots (&locks[i]))
+        return;
+    }
+  pthread_rwlock_t *first = &locks[0], *same_column = &locks[COLUMNS];
+  ck_assert_uint_eq (slot_identity (same_column) - slot_identity (first),
+                     COLUMNS);
+  ck_assert_int_eq (pthread_rwlock_rdlock (first), 0);
+  ck_assert_int_eq (pthread_rwlock_rdlock (same_column), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (same_column), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (same_column), EPERM);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (same_column), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (first), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (same_column), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (first), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (first), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (first), 0);
+}
+END_TEST
+
+/* Writes with no reads between them turn the slots off; readers that
+   meet again turn them on.  The lock works throughout.  */
+START_TEST (test_slots_turn_off_and_on)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  if (!give_slots (&l))
+    return;
+  for (int i = 0; i < 100; i++)
+    {
+      ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+      ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+    }
+  ck_assert (!slots_on (&l));
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert (give_slots (&l));
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+/* Readers counted in the lock word and readers in the slots, with a
+   writer between them: counts are interchangeable, so an unlock from the
+   lock word may take a slot's count, and a reader that entered a slot
+   and stepped back for the writer must then take the other count.  Lock
+   q shares its column of slots with lock p, whose reader holds the slot
+   of CPU 0: q's readers on CPU 0 count in the lock word, on CPU 1 in the
+   slot.  No count may be left over at the end.  */
+enum { MIXED_ROUNDS = 200000, MIXED_WRITES = 2000 };
+
+struct mixed
+{
+  pthread_rwlock_t *lock;
+  int cpu;
+  int rounds;
+  bool write;
+};
+
+static void *
+mixed_body (void *arg)
+{
+  struct mixed *m = arg;
+  ck_assert (run_on_cpu (m->cpu));
+  for (int i = 0; i < m->rounds; i++)
+    {
+      int err = m->write ? pthread_rwlock_wrlock (m->lock)
+                         : pthread_rwlock_rdlock (m->lock);
+      ck_assert_int_eq (err, 0);
+      ck_assert_int_eq (pthread_rwlock_unlock (m->lock), 0);
+    }
+  return NULL;
+}
+
+START_TEST (test_slots_mixed_counts)
+{
+  enum { COLUMNS = 64 };
+  static pthread_rwlock_t locks[COLUMNS + 1];
+  cpu_set_t allowed;
+  ck_assert_int_eq (sched_getaffinity (0, sizeof allowed, &allowed), 0);
+  if (!CPU_ISSET (0, &allowed) || !CPU_ISSET (1, &allowed))
+    return;
+  for (int i = 0; i <= COLUMNS; i++)
+    {
+      ck_assert_int_eq (pthread_rwlock_init (&locks[i], NULL), 0);
+      if (!give_slots (&locks[i]))
+        return;
+    }
+  pthread_rwlock_t *p = &locks[0], *q = &locks[COLUMNS];
+  ck_assert_uint_eq (slot_identity (q) - slot_identity (p), COLUMNS);
+  ck_assert (run_on_cpu (0));
+  ck_assert_int_eq (pthread_rwlock_rdlock (p), 0);
+  struct mixed m[] = {
+    { q, 0, MIXED_ROUNDS, false },
+    { q, 1, MIXED_ROUNDS, false },
+    { q, 1, MIXED_ROUNDS, false },
+    { q, 0, MIXED_WRITES, true },
+  };
+  enum { THREADS = sizeof m / sizeof m[0] };
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    ck_assert_int_eq (pthread_create (&th[i], NULL, mixed_body, &m[i]), 0);
+  for (int i = 0; i < THREADS; i++)
+    ck_assert_int_eq (pthread_join (th[i], NULL), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (q), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (q), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (q), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (p), 0);
+}
+END_TEST
+
+/* A thread holding some lock for writing unlocks its read lock by the
+   general path (the hint does not say reader); a writer-preferring lock
+   never moves to slots, its waiting writers must keep readers out.  */
+START_TEST (test_slots_unlock_while_writing_another)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  pthread_rwlock_t other = PTHREAD_RWLOCK_INITIALIZER;
+  pthread_rwlock_t pref = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+  if (!give_slots (&l))
+    return;
+  readers_meet (&pref);
+  ck_assert_uint_eq (slot_identity (&pref), 0);
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_wrlock (&other), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), EPERM);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&other), 0);
+}
+END_TEST
+
 /* --- stress ------------------------------------------------------------ */
 
 #define WORDS 8
@@ -359,6 +649,8 @@ struct shared_data
   _Atomic int torn;
   _Atomic int errors;
   bool timed;
+  bool recursive;            /* readers sometimes read-lock again */
+  int write_every;           /* on average one operation in this many */
 };
 
 static int
@@ -387,7 +679,7 @@ stress_body (void *arg)
   unsigned seed = (unsigned) current_tid ();
   for (int i = 0; i < STRESS_OPS; i++)
     {
-      bool write = rand_r (&seed) % 16 == 0;
+      bool write = rand_r (&seed) % d->write_every == 0;
       if (take (d, write) != 0)
         {
           atomic_fetch_add (&d->errors, 1);
@@ -402,9 +694,16 @@ stress_body (void *arg)
           atomic_fetch_add (&d->expected_writes, 1);
         }
       else
-        for (int w = 1; w < WORDS; w++)
-          if (d->words[w] != d->words[0])
-            atomic_fetch_add (&d->torn, 1);
+        {
+          bool again = d->recursive && rand_r (&seed) % 8 == 0;
+          if (again && take (d, false) != 0)
+            atomic_fetch_add (&d->errors, 1);
+          for (int w = 1; w < WORDS; w++)
+            if (d->words[w] != d->words[0])
+              atomic_fetch_add (&d->torn, 1);
+          if (again && pthread_rwlock_unlock (&d->lock) != 0)
+            atomic_fetch_add (&d->errors, 1);
+        }
       if (pthread_rwlock_unlock (&d->lock) != 0)
         atomic_fetch_add (&d->errors, 1);
     }
@@ -439,7 +738,13 @@ START_TEST (test_stress)
   pthread_rwlockattr_init (&attr);
   pthread_rwlockattr_setkind_np (&attr, stress_kinds[_i % 2]);
   pthread_rwlock_init (&d.lock, &attr);
-  d.timed = _i >= 2;
+  d.timed = _i % 4 >= 2;
+  /* Few writes keep a reader-preferring lock's readers in the per-CPU
+     slots; more make the writers turn them off.  */
+  d.write_every = _i >= 4 ? 200 : 16;
+  /* A reader-preferring lock must let a reader in again while writers
+     wait; the writer-preferring kind is for programs that never do.  */
+  d.recursive = stress_kinds[_i % 2] == PTHREAD_RWLOCK_PREFER_READER_NP;
   run_stress (&d);
 }
 END_TEST
@@ -455,6 +760,7 @@ START_TEST (test_pshared)
   pthread_rwlockattr_setpshared (&attr, PTHREAD_PROCESS_SHARED);
   pthread_rwlockattr_setkind_np (&attr, stress_kinds[_i]);
   ck_assert_int_eq (pthread_rwlock_init (&d->lock, &attr), 0);
+  d->write_every = 16;
   pid_t pid = fork ();
   ck_assert_int_ge (pid, 0);
   stress_body (d);
@@ -492,10 +798,22 @@ main (void)
   tcase_add_test (tc, test_blocking);
   suite_add_tcase (s, tc);
 
+  tc = tcase_create ("slots");
+  tcase_set_timeout (tc, TIMEOUT);
+  tcase_add_test (tc, test_slots_unlock_by_other_thread);
+  tcase_add_test (tc, test_slots_writer_waits_for_readers);
+  tcase_add_test (tc, test_slots_reader_moves);
+  tcase_add_test (tc, test_slots_shared_column);
+  tcase_add_test (tc, test_slots_turn_off_and_on);
+  tcase_add_test (tc, test_slots_unlock_while_writing_another);
+  suite_add_tcase (s, tc);
+
   tc = tcase_create ("stress");
   tcase_set_timeout (tc, TIMEOUT);
-  /* Both kinds, plain and with short timeouts.  */
-  tcase_add_loop_test (tc, test_stress, 0, 4);
+  /* Both kinds, plain and with short timeouts, with many and few
+     writes.  */
+  tcase_add_loop_test (tc, test_stress, 0, 8);
+  tcase_add_test (tc, test_slots_mixed_counts);
   tcase_add_loop_test (tc, test_pshared, 0, 2);
   suite_add_tcase (s, tc);
   return xp_test_run (s);
