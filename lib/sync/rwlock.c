@@ -13,32 +13,37 @@
      __wrphase_futex   readers' futex: a sequence number, bumped to wake
      __writers_futex   the lock's identity in the reader slots, 0: none
      __pad3            the rows of the reader slots its readers used
+     __pad4            whether readers use the slots (below, SLOTS_ON)
+     __pad2            the writers' judgement of the slots (JUDGING)
      __cur_writer      tid of the writer holding the lock (EDEADLK)
      __shared          nonzero: process-shared (shared futexes)
      __flags           the kind
    All zero is an unlocked reader-preferring lock, as with glibc; the
    static initialisers only set __flags.
 
-   Readers are counted in the state, or, once a private
-   reader-preferring lock has seen two readers inside at once, mostly in
-   per-CPU slots (reader-slots.c), so that readers on different CPUs do
-   not write one cache line.  The readers of a lock are those of the
-   state plus those of its slots; any reader may leave through any of
-   them.  A reader may enter when no writer holds the lock and, for the
-   writer-preferring kind, no writer waits: so a waiting writer blocks new
-   readers.  A writer may enter when nobody holds the lock.
+   Readers are counted in the state or, while a private
+   reader-preferring lock has its slots on, mostly in per-CPU slots
+   (reader-slots.c), so that readers on different CPUs do not write one
+   cache line.  Readers that meet other readers in the state turn the
+   slots on; writers that find few reads per write turn them off.  The
+   readers of a lock are those of the state plus those of its slots; any
+   reader may leave through any of them.  A reader may enter when no
+   writer holds the lock and, for the writer-preferring kind, no writer
+   waits: so a waiting writer blocks new readers.  A writer may enter when
+   nobody holds the lock.
 
    Transitions:
-   rdlock     with slots: count one in the calling CPU's slot, then read
-              the state; with WRITER there, leave the slot again (as an
-              unlock does) and go on as without slots.  Without: fetch-add
-              one reader; if the old state did not allow it, take the
-              reader back out exactly as an unlock does, then take the slow
-              path: spin read-only a bounded while, then loop { read the
-              readers' sequence; read the state; if it allows a reader,
-              enter by a slot or CAS one in; else CAS READERS_WAITING in
-              and sleep on the sequence }.  A fetch-add that finds another
-              reader in the state gives the lock its slot identity.
+   rdlock     with slots on: count one in the calling CPU's slot, then
+              read the state and the mode; with WRITER there or the slots
+              off, leave again (as an unlock does) and go on as without
+              slots.  Without: fetch-add one reader; if the old state did
+              not allow it, take the reader back out exactly as an unlock
+              does, then take the slow path: spin read-only a bounded
+              while, then loop { read the readers' sequence; read the
+              state; if it allows a reader, enter by a slot or CAS one in;
+              else CAS READERS_WAITING in and sleep on the sequence }.  A fetch-add that finds another
+              reader in the state counts a meeting; enough of them give
+              the lock a slot identity and turn its slots on.
    wrlock     CAS 0 -> WRITER, then claim: once the slots hold no reader,
               the lock is the writer's.  Readers see WRITER and stay out
               of the slots, so they can only drain; the writer gives them
@@ -51,13 +56,17 @@
               state and the slots hold nobody.  A writer that was woken
               from its sleep takes the lock with WRITERS_WAITING set,
               because the wake that reached it cleared that bit while
-              other writers may still sleep.
+              other writers may still sleep.  A writer that has taken a
+              lock with slots on judges them (judge_slots) and may turn
+              them off: the slots are empty then, and a reader entering
+              later sees them off and leaves, so while they are off no
+              reader holds the lock by a slot and nobody looks at them.
    unlock     by the writer (WRITER set and __cur_writer the caller, as
               in glibc): clear WRITER and both waiting bits in one atomic
               AND; for each waiting bit that was set bump its sequence and
               wake: one writer, all readers.
-              by a reader: leave a slot of the lock that counts a reader,
-              else fetch-sub one reader from the state.  When that was the
+              by a reader: with slots on, leave a slot of the lock that
+              counts a reader, else fetch-sub one reader from the state.  When that was the
               last reader of the state, or of a slot while the other slots
               and the state hold nobody, and WRITERS_WAITING is set, CAS
               both waiting bits off and wake one writer and, if
@@ -406,9 +415,9 @@ readers_met (pthread_rwlock_t *rw)
 }
 
 /* Called by a writer that has just taken a lock with slots on (no reader
-   can turn them on or off meanwhile): slots pay
-   only when readers pass through them many times per write (each write
-   reads every row's slot from its CPU).  Measured (bench-rwlock, 2 CPUs):
+   can turn them on or off meanwhile): slots pay only when readers pass
+   through them many times per write (each write reads every row's slot
+   from its CPU).  Measured (bench-rwlock, 2 CPUs):
    at 1 write in 100 operations the slots doubled throughput, at 1 in 10
    they cost a third of it.  Below 16 readers per write, smoothed, the
    slots go off until readers meet often again.  */
