@@ -1,9 +1,12 @@
-/* Read-write lock throughput with 99% reads.
+/* Read-write lock throughput, mostly reads and more writes.
 
    rwlock_read99_2t_rate, rwlock_read99_4t_rate: 2 and 4 threads each do
    -n operations on one lock: every 100th a write (all words of a small
    table incremented), the others reads (the table summed); operations
    per second, all threads together.
+   rwlock_read90_4t_rate, rwlock_read50_2t_rate: the same with every 10th
+   and every 2nd operation a write, where counting readers per CPU no
+   longer pays (xpthread's writers turn it off).
 
    usage: bench-rwlock [-n OPS_PER_THREAD]  */
 #include "bench.h"
@@ -14,13 +17,14 @@
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static unsigned long table[WORDS];
 static long ops = 2000000;
+static long write_every;
 
 static void *
 worker (void *arg)
 {
   unsigned long seen = 0;
   for (long i = 1; i <= ops; i++)
-    if (i % 100 == 0)
+    if (i % write_every == 0)
       {
         pthread_rwlock_wrlock (&lock);
         for (int w = 0; w < WORDS; w++)
@@ -38,9 +42,10 @@ worker (void *arg)
 }
 
 static double
-run (int threads)
+run (int threads, int percent_read)
 {
   pthread_t t[8];
+  write_every = 100 / (100 - percent_read);
   for (int w = 0; w < WORDS; w++)
     table[w] = 0;
   double t0 = bench_now ();
@@ -59,7 +64,8 @@ run (int threads)
         fprintf (stderr, "bench-rwlock: torn table\n");
         exit (1);
       }
-  printf ("# check writes_%dt %lu\n", threads, table[0]);
+  printf ("# check writes_read%d_%dt %lu\n", percent_read, threads,
+          table[0]);
   return rate;
 }
 
@@ -76,7 +82,9 @@ main (int argc, char **argv)
         return 2;
       }
   bench_print_impl ();
-  bench_metric ("rwlock_read99_2t_rate", run (2), "ops/s", 1);
-  bench_metric ("rwlock_read99_4t_rate", run (4), "ops/s", 1);
+  bench_metric ("rwlock_read99_2t_rate", run (2, 99), "ops/s", 1);
+  bench_metric ("rwlock_read99_4t_rate", run (4, 99), "ops/s", 1);
+  bench_metric ("rwlock_read90_4t_rate", run (4, 90), "ops/s", 1);
+  bench_metric ("rwlock_read50_2t_rate", run (2, 50), "ops/s", 1);
   return 0;
 }

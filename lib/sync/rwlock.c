@@ -479,21 +479,29 @@ release_writer (pthread_rwlock_t *rw)
     wake_readers (rw);
 }
 
-/* Spin read-only until ready (rw) or the bound; true if it got ready.  */
+/* Spin read-only until ready (rw) or the bound, looking with growing gaps
+   as a mutex spinner does (spin-policy.h): each look takes the line from
+   the readers and writers that are inside; true if it got ready.  */
 static bool
 spin_until (pthread_rwlock_t *rw, bool (*ready) (pthread_rwlock_t *))
 {
   if (!xp_spin_begin ())
     return false;
   bool got_ready = false;
-  for (int n = 0; n < xp_spin_config.max_spins; n++)
+  unsigned backoff = 1;
+  unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
+  for (int n = 0; n < xp_spin_config.max_spins;)
     {
       if (ready (rw))
         {
           got_ready = true;
           break;
         }
-      xp_cpu_relax ();
+      for (unsigned gap = xp_spin_gap (&backoff, &jitter); gap > 0; gap--)
+        {
+          xp_cpu_relax ();
+          n++;
+        }
     }
   xp_spin_end ();
   return got_ready;
