@@ -1941,12 +1941,16 @@ END_TEST
    cases run again in a fresh copy of this program under other settings:
    every waiter may spin (eight at once), for up to ten times longer, and
    either looks at the word after every round or with gaps up to the
-   largest allowed.  */
+   largest allowed, or asks for a turn at once or after the rounds the
+   manual suggests.  */
 static const char *const spin_settings[][4] = {
   { "XPTHREAD_SPIN_BACKOFF=1", "XPTHREAD_SPIN_MAX=2000",
     "XPTHREAD_SPINNERS=8", NULL },
   { "XPTHREAD_SPIN_BACKOFF=1024", "XPTHREAD_SPIN_MAX=2000",
     "XPTHREAD_SPINNERS=8", NULL },
+  { "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=2000",
+    "XPTHREAD_SPINNERS=8", NULL },
+  { "XPTHREAD_SPIN_TURN=64", NULL, NULL, NULL },
 };
 #define N_SPIN_SETTINGS \
   (int) (sizeof spin_settings / sizeof spin_settings[0])
@@ -1963,23 +1967,112 @@ run_stress_only (void)
   return xp_test_run (s);
 }
 
-/* Looped over spin_settings.  */
-START_TEST (stress_under_spin_settings)
+/* This program run again with ARG, with SETTINGS (at most 3) in place of
+   the XPTHREAD_SPIN variables of the environment; its wait status.  */
+static int
+rerun_under (const char *arg, const char *const settings[])
 {
   static const char *const drop[] = { "XPTHREAD_SPIN", "CK_RUN_", NULL };
   size_t k;
-  char **env = environment_without (drop, 4, &k);
-  for (int i = 0; spin_settings[_i][i] != NULL; i++)
-    env[k++] = (char *) spin_settings[_i][i];
+  char **env = environment_without (drop, 3, &k);
+  for (int i = 0; i < 3 && settings[i] != NULL; i++)
+    env[k++] = (char *) settings[i];
   char self[4096];
   ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
   ck_assert_int_gt (len, 0);
   self[len] = '\0';
-  char *argv[] = { self, (char *) STRESS_ONLY_ARG, NULL };
-  int status = wait_child (spawn (self, argv, env));
+  char *argv[] = { self, (char *) arg, NULL };
+  return wait_child (spawn (self, argv, env));
+}
+
+/* Looped over spin_settings.  */
+START_TEST (stress_under_spin_settings)
+{
+  int status = rerun_under (STRESS_ONLY_ARG, spin_settings[_i]);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
-                 "stress with %s %s: status %#x", spin_settings[_i][0],
-                 spin_settings[_i][1], status);
+                 "stress with spin setting %d (%s...): status %#x", _i,
+                 spin_settings[_i][0], status);
+}
+END_TEST
+
+/* With XPTHREAD_SPIN_TURN=1 a spinner marks the held word at once, and
+   the owner's unlock leaves it the lock: the owner's trylock straight
+   after its unlock finds the lock taken.  Run in a fresh copy of this
+   program (TURN_ONLY_ARG) with that setting.  A spinner can lose its CPU
+   or its spinning slot, and then sleeps (marking the word 2) instead of
+   asking, so a round without an ask is tried again.  */
+#define TURN_ONLY_ARG "--turn-only"
+#define TURN_ASKED_BIT 4
+#define TURN_ATTEMPTS 50
+
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *
+take_turn (void *arg)
+{
+  ck_assert_int_eq (pthread_mutex_lock (&turn_lock), 0);
+  usleep (2000);   /* long enough for the owner's trylock to meet it */
+  ck_assert_int_eq (pthread_mutex_unlock (&turn_lock), 0);
+  return arg;
+}
+
+/* The owner's view of one round: 1 when the waiter asked for a turn and
+   had the lock when the unlock returned, 0 when it did not ask.  */
+static int
+one_turn (void)
+{
+  ck_assert_int_eq (pthread_mutex_lock (&turn_lock), 0);
+  pthread_t waiter;
+  ck_assert_int_eq (pthread_create (&waiter, NULL, take_turn, NULL), 0);
+  struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 500);
+  int word = 0;
+  while (!time_reached (CLOCK_MONOTONIC, &deadline))
+    {
+      word = __atomic_load_n (&turn_lock.__data.__lock, __ATOMIC_RELAXED);
+      if (word & (TURN_ASKED_BIT | 2))
+        break;
+    }
+  ck_assert_int_eq (pthread_mutex_unlock (&turn_lock), 0);
+  int busy = pthread_mutex_trylock (&turn_lock);
+  if (busy == 0)
+    ck_assert_int_eq (pthread_mutex_unlock (&turn_lock), 0);
+  ck_assert_int_eq (pthread_join (waiter, NULL), 0);
+  if (!(word & TURN_ASKED_BIT))
+    return 0;
+  ck_assert_msg (busy == EBUSY, "the unlock did not leave the asker its "
+                 "turn: trylock answered %d", busy);
+  return 1;
+}
+
+START_TEST (spinner_gets_its_turn)
+{
+  int turns = 0;
+  for (int i = 0; i < TURN_ATTEMPTS && turns == 0; i++)
+    turns += one_turn ();
+  ck_assert_msg (turns > 0, "no spinner asked for a turn in %d rounds",
+                 TURN_ATTEMPTS);
+}
+END_TEST
+
+static int
+run_turn_only (void)
+{
+  Suite *s = suite_create ("mutex-turn");
+  TCase *tc = tcase_create ("turn");
+  tcase_set_timeout (tc, 30);
+  tcase_add_test (tc, spinner_gets_its_turn);
+  suite_add_tcase (s, tc);
+  return xp_test_run (s);
+}
+
+START_TEST (turn_when_asked)
+{
+  static const char *const settings[] = {
+    "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=16000", "XPTHREAD_SPINNERS=8",
+  };
+  int status = rerun_under (TURN_ONLY_ARG, settings);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "the turn test: status %#x", status);
 }
 END_TEST
 
@@ -2396,6 +2489,8 @@ main (int argc, char **argv)
 {
   if (argc > 1 && strcmp (argv[1], STRESS_ONLY_ARG) == 0)
     return run_stress_only ();
+  if (argc > 1 && strcmp (argv[1], TURN_ONLY_ARG) == 0)
+    return run_turn_only ();
   Suite *s = suite_create ("mutex");
   add_case (s, "init", init_lock_destroy, 10);
   add_loop_case (s, "destroy-busy", destroy_locked_is_busy, N_TYPES, 10);
@@ -2441,6 +2536,7 @@ main (int argc, char **argv)
   add_loop_case (s, "stress", stress_counter, N_STRESS, 30);
   add_loop_case (s, "stress-spin-settings", stress_under_spin_settings,
                  N_SPIN_SETTINGS, 60);
+  add_case (s, "turn", turn_when_asked, 60);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
   add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
                  30);

@@ -7,18 +7,29 @@
      0  unlocked
      1  locked, no thread asleep on the word
      2  locked, threads may be asleep
+   plus, in a private mutex only and with XPTHREAD_SPIN_TURN set, the bit
+   4 (TURN_ASKED) beside 1 or 2: a spinner has waited long and asks for
+   the lock at the next unlock.
    lock:    CAS 0 -> 1.  Failing that, spin if the spin policy allows
-            (spin-policy.c: how many spin, and only for a lock held long
-            enough) trying CAS 0 -> 1 whenever the word reads 0; failing
-            that (or without a spin), exchange in 2 and sleep while the
-            word is 2, until the exchange returns 0 (then the lock is
-            ours, marked 2 at the cost of at most one needless wake).
-   unlock:  exchange in 0; if the old value was 2, wake one sleeper.
+            (spin-policy.c: how many spin, and for how long) trying CAS
+            0 -> 1 whenever the word reads 0, and after XPTHREAD_SPIN_TURN
+            rounds CAS v -> v|4 once (v being 1 or 2) and look at every
+            round from then on; failing that (or without a spin),
+            exchange in 2 and sleep while the word is 2, until the
+            exchange returns 0 (then the lock is ours, marked 2 at the
+            cost of at most one needless wake).
+   unlock:  exchange in 0; if the old value had 2, wake one sleeper; if it
+            had 4, wait (a bounded number of rounds) until the word is
+            taken, so that the asker, not this thread, takes it next.
    No wake-up is lost: a thread only sleeps on the value 2, which only an
    unlock's exchange removes, and every such unlock wakes one sleeper;
    FUTEX_WAIT compares the word and sleeps atomically.  A spinner that
    takes the lock with 1 while others sleep is harmless: a sleeper woken
    for it swaps 2 back in before sleeping again, so the next unlock wakes.
+   The bit 4 is set only by CAS on a held word and cleared by every
+   exchange, so a free word is always 0 and a sleeper's exchange of 2,
+   which drops the bit, keeps the wake; an unlock's wait for the asker is
+   bounded, so a turn asked by a spinner that left costs at most that.
 
    The recursive and error-checking kinds, and every process-shared kind,
    record the owner's tid and count __nusers, as glibc does, so that error
@@ -41,6 +52,10 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/single_threaded.h>
+
+#define XP_MUTEX_TURN_ASKED 4
+/* cpu_relax rounds an unlock leaves the word free for the asker.  */
+#define XP_MUTEX_TURN_WAIT 64
 
 static inline int
 self_tid (void)
@@ -67,11 +82,42 @@ give_up_ownership (pthread_mutex_t *m, int kind)
   m->__data.__nusers--;
 }
 
+/* The spinner that asked for a turn looks at every round: leave the word
+   free until it has taken it, or for long enough that it must have gone
+   (to sleep, which takes a free word too, or off its CPU).  */
+static void
+leave_turn (const int *word)
+{
+  for (int n = 0; n < XP_MUTEX_TURN_WAIT && xp_load_relaxed (word) == 0; n++)
+    xp_cpu_relax ();
+}
+
+/* Returns 0, pthread_mutex_unlock's answer, so that it can be a tail
+   call and the fast path needs no stack frame.  */
+static __attribute__ ((noinline)) int
+after_contended_release (int *word, int old, bool private)
+{
+  if (old & 2)
+    xp_futex_wake (word, 1, private);
+  if (old & XP_MUTEX_TURN_ASKED)
+    leave_turn (word);
+  return 0;
+}
+
 static inline void
 release_word (pthread_mutex_t *m, int kind)
 {
-  if (xp_unlikely (xp_exchange_release (&m->__data.__lock, 0) == 2))
-    xp_futex_wake (&m->__data.__lock, 1, xp_mutex_private (kind));
+  int old = xp_exchange_release (&m->__data.__lock, 0);
+  if (xp_unlikely (old != 1))
+    after_contended_release (&m->__data.__lock, old, xp_mutex_private (kind));
+}
+
+/* Only a private mutex's spinners may ask for a turn: a shared one keeps
+   glibc's exact protocol.  */
+static inline int
+turn_bit (int kind)
+{
+  return xp_mutex_private (kind) ? XP_MUTEX_TURN_ASKED : 0;
 }
 
 /* Sleep until the word is ours (left at 2).  */
@@ -94,7 +140,8 @@ static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
-  if (xp_spin_for_word (&m->__data.__lock, 1, &m->__data.__spins))
+  if (xp_spin_for_word (&m->__data.__lock, 1, &m->__data.__spins,
+                        turn_bit (kind)))
     return 0;
   return sleep_for_word (m, kind, clock, abstime);
 }
@@ -335,8 +382,12 @@ pthread_mutex_unlock (pthread_mutex_t *m)
     }
   if (alone () && m->__data.__lock == 1)
     m->__data.__lock = 0;
-  else if (xp_unlikely (xp_exchange_release (&m->__data.__lock, 0) == 2))
-    xp_futex_wake (&m->__data.__lock, 1, true);
+  else
+    {
+      int old = xp_exchange_release (&m->__data.__lock, 0);
+      if (xp_unlikely (old != 1))
+        return after_contended_release (&m->__data.__lock, old, true);
+    }
   return 0;
 }
 XP_EXPORT (pthread_mutex_unlock)
@@ -352,7 +403,8 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
      allows, whatever the lock's estimate says, and leave the estimate to
      its lockers.  */
   short relock_estimate = (short) xp_spin_config.max_spins;
-  if (!xp_spin_for_word (&m->__data.__lock, 2, &relock_estimate))
+  if (!xp_spin_for_word (&m->__data.__lock, 2, &relock_estimate,
+                         turn_bit (kind)))
     {
       int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
       if (err != 0)

@@ -3,12 +3,14 @@
 #define XP_SYNC_SPIN_POLICY_H
 
 #include "thread.h"
+#include <limits.h>
 
 struct xp_spin_config
 {
   int max_spins;      /* upper bound of one spin, in cpu_relax rounds */
   int max_spinners;   /* threads allowed to spin at once; 0: never spin */
   int max_backoff;    /* largest gap between two looks at the word */
+  int turn_after;     /* rounds before a spinner asks for a turn; 0: never */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
@@ -63,23 +65,29 @@ xp_spin_gap (unsigned *backoff, unsigned *jitter)
 /* Spin until *word reads 0 and is swapped to locked, within a bound
    learnt per lock: *estimate follows the cpu_relax rounds recent spins on
    the lock took (exponential average, weight 1/8), and a spin gives up
-   after twice that plus a margin.  Returns true when the lock was
-   taken.  */
+   after twice that plus a margin.  Given a turn_bit and a turn_after
+   setting, a spinner still out of luck after turn_after rounds sets
+   turn_bit in the held word, asking its owner's unlock to leave it the
+   lock (mutex.c), then looks at every round for up to max_spins more.
+   Returns true when the lock was taken.  */
 static inline bool
-xp_spin_acquire (int *word, int locked, short *estimate)
+xp_spin_acquire (int *word, int locked, short *estimate, int turn_bit)
 {
   int est = xp_load_relaxed (estimate);
   int limit = 2 * est + 10;
   if (limit > xp_spin_config.max_spins)
     limit = xp_spin_config.max_spins;
+  int ask_at = turn_bit != 0 && xp_spin_config.turn_after != 0
+               ? xp_spin_config.turn_after : INT_MAX;
   int n = 0;
   bool taken = false;
-  unsigned backoff = 1;
+  unsigned backoff = 1;   /* 0 once a turn was asked for: no gaps */
   /* Seeded from the caller's stack address, different in every thread.  */
   unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
   while (n < limit)
     {
-      if (xp_load_relaxed (word) == 0)
+      int seen = xp_load_relaxed (word);
+      if (seen == 0)
         {
           int expected = 0;
           if (xp_cas (word, &expected, locked))
@@ -88,7 +96,20 @@ xp_spin_acquire (int *word, int locked, short *estimate)
               break;
             }
         }
-      for (unsigned gap = xp_spin_gap (&backoff, &jitter); gap > 0; gap--)
+      else if (n >= ask_at)
+        {
+          /* Asked once per spin: a failed CAS means the word changed
+             under us (a new owner, or a sleeper's mark), and the spin goes
+             on as before.  */
+          ask_at = INT_MAX;
+          if ((seen & turn_bit) != 0 || xp_cas (word, &seen, seen | turn_bit))
+            {
+              backoff = 0;
+              limit = n + xp_spin_config.max_spins;
+            }
+        }
+      unsigned gap = backoff != 0 ? xp_spin_gap (&backoff, &jitter) : 1;
+      for (; gap > 0; gap--)
         {
           xp_cpu_relax ();
           n++;
@@ -100,11 +121,11 @@ xp_spin_acquire (int *word, int locked, short *estimate)
 
 /* xp_spin_acquire within a spinning slot; false without one.  */
 static inline bool
-xp_spin_for_word (int *word, int locked, short *estimate)
+xp_spin_for_word (int *word, int locked, short *estimate, int turn_bit)
 {
   if (!xp_spin_begin ())
     return false;
-  bool taken = xp_spin_acquire (word, locked, estimate);
+  bool taken = xp_spin_acquire (word, locked, estimate, turn_bit);
   xp_spin_end ();
   return taken;
 }
