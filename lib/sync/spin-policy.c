@@ -43,16 +43,18 @@
    the spinner, looking with gaps, misses the short moments it is free,
    gives up and sleeps.  Measured with bench/mutex-cells, 2 cores, paired
    against glibc's default mutex, XPTHREAD_SPIN_TURN=64 against 0: with
-   1 us critical sections 1.7-2.1x glibc instead of 1.4-1.5x with 2
-   threads, and per-thread fairness (min/max) 0.96-0.99 instead of
-   0.5-0.8 (glibc 0.6-0.9), with 4 and 8 threads 1.3-1.6x instead of
-   1.1-1.4x; with 50 ns sections a turn costs more than the section (the
-   lock and the data it guards change CPUs), and runs on a quiet machine
-   fell from 1.2-1.5x glibc to 0.93-1.16x.  So turns are there for
-   programs whose locks are held long and whose fairness matters, and
-   the default does without them.  Handing the lock on at every release
-   to a waiting spinner (tried before the gaps) cost the 0 ns cells their
-   lead over glibc and did not make them fairer.
+   1 us critical sections and 2 threads 1.7-2.1x glibc instead of
+   1.4-1.5x, and per-thread fairness (min/max) 0.95-0.99 instead of
+   0.5-0.8 (glibc 0.6-0.9); with 4 and 8 threads 1.3-1.6x instead of
+   1.1-1.3x, fairness up by about 0.1; with 50 ns sections a turn costs
+   more than the section (the lock and the data it guards change CPUs):
+   1.0-1.3x glibc instead of 1.1-1.7x.  Asking after 128 rounds lost
+   part of the gain and let some threads starve (fairness 0.2 with 4 and
+   8 threads), after 256 rounds all of it.  So turns are there for
+   programs whose locks are held for microseconds and whose fairness
+   matters, and the default does without them.  Handing the lock on at
+   every release to a waiting spinner (tried before the gaps) cost the
+   0 ns cells their lead over glibc and did not make them fairer.
 
    Tunable by environment, read once at start-up:
      XPTHREAD_SPIN=0             never spin
