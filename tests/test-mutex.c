@@ -1998,12 +1998,14 @@ END_TEST
 /* With XPTHREAD_SPIN_TURN=1 a spinner marks the held word at once, and
    the owner's unlock leaves it the lock: the owner's trylock straight
    after its unlock finds the lock taken.  Run in a fresh copy of this
-   program (TURN_ONLY_ARG) with that setting.  A spinner can lose its CPU
-   or its spinning slot, and then sleeps (marking the word 2) instead of
-   asking, so a round without an ask is tried again.  */
+   program (TURN_ONLY_ARG) with that setting.  A spinner can lose its
+   spinning slot and sleep (marking the word 2) instead of asking, or lose
+   its CPU after asking, so such rounds are tried again.  */
 #define TURN_ONLY_ARG "--turn-only"
 #define TURN_ASKED_BIT 4
 #define TURN_ATTEMPTS 50
+
+enum turn_round { NOT_ASKED, ASKED_NOT_TAKEN, TURN_TAKEN };
 
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -2016,9 +2018,7 @@ take_turn (void *arg)
   return arg;
 }
 
-/* The owner's view of one round: 1 when the waiter asked for a turn and
-   had the lock when the unlock returned, 0 when it did not ask.  */
-static int
+static enum turn_round
 one_turn (void)
 {
   ck_assert_int_eq (pthread_mutex_lock (&turn_lock), 0);
@@ -2034,22 +2034,28 @@ one_turn (void)
     }
   ck_assert_int_eq (pthread_mutex_unlock (&turn_lock), 0);
   int busy = pthread_mutex_trylock (&turn_lock);
+  ck_assert (busy == 0 || busy == EBUSY);
   if (busy == 0)
     ck_assert_int_eq (pthread_mutex_unlock (&turn_lock), 0);
   ck_assert_int_eq (pthread_join (waiter, NULL), 0);
   if (!(word & TURN_ASKED_BIT))
-    return 0;
-  ck_assert_msg (busy == EBUSY, "the unlock did not leave the asker its "
-                 "turn: trylock answered %d", busy);
-  return 1;
+    return NOT_ASKED;
+  return busy == EBUSY ? TURN_TAKEN : ASKED_NOT_TAKEN;
 }
 
 START_TEST (spinner_gets_its_turn)
 {
-  int turns = 0;
-  for (int i = 0; i < TURN_ATTEMPTS && turns == 0; i++)
-    turns += one_turn ();
-  ck_assert_msg (turns > 0, "no spinner asked for a turn in %d rounds",
+  int asked = 0;
+  enum turn_round r = NOT_ASKED;
+  for (int i = 0; i < TURN_ATTEMPTS && r != TURN_TAKEN; i++)
+    {
+      r = one_turn ();
+      asked += r != NOT_ASKED;
+    }
+  ck_assert_msg (asked > 0, "no spinner asked for a turn in %d rounds",
+                 TURN_ATTEMPTS);
+  ck_assert_msg (r == TURN_TAKEN, "a spinner asked for a turn in %d of %d "
+                 "rounds but never had the lock after the unlock", asked,
                  TURN_ATTEMPTS);
 }
 END_TEST
