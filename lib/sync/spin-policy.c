@@ -48,9 +48,11 @@
    0.5-0.8 (glibc 0.6-0.9); with 4 and 8 threads 1.3-1.6x instead of
    1.1-1.3x, fairness up by about 0.1; with 50 ns sections a turn costs
    more than the section (the lock and the data it guards change CPUs):
-   1.0-1.3x glibc instead of 1.1-1.7x.  Asking after 128 rounds lost
+   0.9-1.3x glibc instead of 1.1-1.7x.  Asking after 128 rounds lost
    part of the gain and let some threads starve (fairness 0.2 with 4 and
-   8 threads), after 256 rounds all of it.  So turns are there for
+   8 threads), after 256 rounds all of it; asking only when a mark set
+   in the word survived 16 rounds (a long hold) kept the 50 ns cells but
+   starved threads too (0.4 with 4 and 8 threads).  So turns are there for
    programs whose locks are held for microseconds and whose fairness
    matters, and the default does without them.  Handing the lock on at
    every release to a waiting spinner (tried before the gaps) cost the
