@@ -90,6 +90,11 @@ struct xp_thread
   /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
   bool realtime;
 
+  /* When the thread took a mutex by a turn (spin-policy.h), and how
+     many of its spins have considered asking for one.  */
+  long turn_taken_ns;
+  unsigned turn_considered;
+
   /* Read-write locks the thread holds for reading and for writing, as
      counted by rwlock.c: while it holds some for reading and none for
      writing, its unlock is a reader's, one atomic operation.  */

@@ -7,29 +7,35 @@
      0  unlocked
      1  locked, no thread asleep on the word
      2  locked, threads may be asleep
-   plus, in a private mutex only and with XPTHREAD_SPIN_TURN set, the bit
-   4 (TURN_ASKED) beside 1 or 2: a spinner has waited long and asks for
-   the lock at the next unlock.
+   plus, in a private mutex only, two bits beside 1 or 2 (spin-policy.h):
+     4  TURN_ASKED: a spinner has waited long and asks for the lock at
+        the next unlock
+     8  TURN_TIMED: the holder took the lock by a turn and times its hold
    lock:    CAS 0 -> 1.  Failing that, spin if the spin policy allows
             (spin-policy.c: how many spin, and for how long) trying CAS
-            0 -> 1 whenever the word reads 0, and after XPTHREAD_SPIN_TURN
-            rounds CAS v -> v|4 once (v being 1 or 2) and look at every
-            round from then on; failing that (or without a spin),
+            0 -> 1 whenever the word reads 0; where the lock's hold
+            estimate allows, after XPTHREAD_SPIN_TURN rounds CAS v -> v|4
+            once (v held), look at every round from then on, and take a
+            free word with 8 added (CAS 0 -> 1|8, or 2|8 when relocking
+            after a condition wait); failing that (or without a spin),
             exchange in 2 and sleep while the word is 2, until the
             exchange returns 0 (then the lock is ours, marked 2 at the
             cost of at most one needless wake).
-   unlock:  exchange in 0; if the old value had 2, wake one sleeper; if it
-            had 4, wait (a bounded number of rounds) until the word is
-            taken, so that the asker, not this thread, takes it next.
+   unlock:  exchange in 0; if the old value had 8, fold the time held
+            into the hold estimate (__elision); if it had 2, wake one
+            sleeper; if it had 4, wait (a bounded number of rounds) until
+            the word is taken, so that the asker, not this thread, takes
+            it next.
    No wake-up is lost: a thread only sleeps on the value 2, which only an
    unlock's exchange removes, and every such unlock wakes one sleeper;
    FUTEX_WAIT compares the word and sleeps atomically.  A spinner that
    takes the lock with 1 while others sleep is harmless: a sleeper woken
    for it swaps 2 back in before sleeping again, so the next unlock wakes.
-   The bit 4 is set only by CAS on a held word and cleared by every
-   exchange, so a free word is always 0 and a sleeper's exchange of 2,
-   which drops the bit, keeps the wake; an unlock's wait for the asker is
-   bounded, so a turn asked by a spinner that left costs at most that.
+   The bits 4 and 8 are set only on a held word (by CAS) and cleared by
+   every exchange, so a free word is always 0 and a sleeper's exchange of
+   2, which drops them, keeps the wake (and loses at most one timing); an
+   unlock's wait for the asker is bounded, so a turn asked by a spinner
+   that left costs at most that.
 
    The recursive and error-checking kinds, and every process-shared kind,
    record the owner's tid and count __nusers, as glibc does, so that error
@@ -53,7 +59,6 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 
-#define XP_MUTEX_TURN_ASKED 4
 /* cpu_relax rounds an unlock leaves the word free for the asker.  */
 #define XP_MUTEX_TURN_WAIT 64
 
@@ -92,15 +97,34 @@ leave_turn (const int *word)
     xp_cpu_relax ();
 }
 
+/* The owner took the lock by a turn: fold how long it held it into the
+   lock's hold estimate (weight 1/4), which tells spinners whether a turn
+   pays on this lock.  */
+static void
+time_turn (short *hold)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (self == NULL)
+    return;
+  long units = (xp_turn_now_ns () - self->turn_taken_ns)
+               / XP_TURN_HOLD_UNIT_NS;
+  if (units < 0 || units > SHRT_MAX)
+    units = SHRT_MAX;
+  int h = xp_load_relaxed (hold);
+  xp_store_relaxed (hold, (short) (h + (((int) units - h) >> 2)));
+}
+
 /* Returns 0, pthread_mutex_unlock's answer, so that it can be a tail
    call and the fast path needs no stack frame.  */
 static __attribute__ ((noinline)) int
-after_contended_release (int *word, int old, bool private)
+after_contended_release (pthread_mutex_t *m, int old, bool private)
 {
+  if (old & XP_TURN_TIMED)
+    time_turn (&m->__data.__elision);
   if (old & 2)
-    xp_futex_wake (word, 1, private);
-  if (old & XP_MUTEX_TURN_ASKED)
-    leave_turn (word);
+    xp_futex_wake (&m->__data.__lock, 1, private);
+  if (old & XP_TURN_ASKED)
+    leave_turn (&m->__data.__lock);
   return 0;
 }
 
@@ -109,15 +133,17 @@ release_word (pthread_mutex_t *m, int kind)
 {
   int old = xp_exchange_release (&m->__data.__lock, 0);
   if (xp_unlikely (old != 1))
-    after_contended_release (&m->__data.__lock, old, xp_mutex_private (kind));
+    after_contended_release (m, old, xp_mutex_private (kind));
 }
 
-/* Only a private mutex's spinners may ask for a turn: a shared one keeps
-   glibc's exact protocol.  */
-static inline int
-turn_bit (int kind)
+/* The hold estimate of a mutex whose spinners may ask for turns: only a
+   private one, so that a shared mutex keeps glibc's exact protocol.  It
+   lives in __elision, glibc's lock-elision state, which xpthread (doing
+   no elision) has no other use for.  */
+static inline short *
+turn_hold (pthread_mutex_t *m, int kind)
 {
-  return xp_mutex_private (kind) ? XP_MUTEX_TURN_ASKED : 0;
+  return xp_mutex_private (kind) ? &m->__data.__elision : NULL;
 }
 
 /* Sleep until the word is ours (left at 2).  */
@@ -141,7 +167,7 @@ acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
   if (xp_spin_for_word (&m->__data.__lock, 1, &m->__data.__spins,
-                        turn_bit (kind)))
+                        turn_hold (m, kind)))
     return 0;
   return sleep_for_word (m, kind, clock, abstime);
 }
@@ -386,7 +412,7 @@ pthread_mutex_unlock (pthread_mutex_t *m)
     {
       int old = xp_exchange_release (&m->__data.__lock, 0);
       if (xp_unlikely (old != 1))
-        return after_contended_release (&m->__data.__lock, old, true);
+        return after_contended_release (m, old, true);
     }
   return 0;
 }
@@ -404,7 +430,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
      its lockers.  */
   short relock_estimate = (short) xp_spin_config.max_spins;
   if (!xp_spin_for_word (&m->__data.__lock, 2, &relock_estimate,
-                         turn_bit (kind)))
+                         turn_hold (m, kind)))
     {
       int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
       if (err != 0)

@@ -35,28 +35,34 @@
    Not done: skipping the spin when the owner is not running, which needs
    the owner's identity, and the default mutex does not record it.
 
-   Turns (mutexes only, off unless XPTHREAD_SPIN_TURN is set): a spinner
-   that has not had the lock after that many rounds marks the held word,
-   looks at every round from then on, and the owner's unlock leaves the
-   word free until the spinner has it (mutex.c).  An owner that releases
-   and retakes the lock at once otherwise keeps it for long streaks while
-   the spinner, looking with gaps, misses the short moments it is free,
-   gives up and sleeps.  Measured with bench/mutex-cells, 2 cores, paired
-   against glibc's default mutex, XPTHREAD_SPIN_TURN=64 against 0: with
-   1 us critical sections and 2 threads 1.7-2.1x glibc instead of
-   1.4-1.5x, and per-thread fairness (min/max) 0.95-0.99 instead of
-   0.5-0.8 (glibc 0.6-0.9); with 4 and 8 threads 1.3-1.6x instead of
-   1.1-1.3x, fairness up by about 0.1; with 50 ns sections a turn costs
-   more than the section (the lock and the data it guards change CPUs):
-   0.9-1.3x glibc instead of 1.1-1.7x.  Asking after 128 rounds lost
-   part of the gain and let some threads starve (fairness 0.2 with 4 and
-   8 threads), after 256 rounds all of it; asking only when a mark set
-   in the word survived 16 rounds (a long hold) kept the 50 ns cells but
-   starved threads too (0.4 with 4 and 8 threads).  So turns are there for
-   programs whose locks are held for microseconds and whose fairness
-   matters, and the default does without them.  Handing the lock on at
-   every release to a waiting spinner (tried before the gaps) cost the
-   0 ns cells their lead over glibc and did not make them fairer.
+   Turns (private mutexes): a spinner that has not had the lock after
+   XPTHREAD_SPIN_TURN rounds (64) marks the held word, looks at every
+   round from then on, and the owner's unlock leaves the word free until
+   the spinner has it (mutex.c).  An owner that releases and retakes the
+   lock at once otherwise keeps it for long streaks while the spinner,
+   looking with gaps, misses the short moments it is free, gives up and
+   sleeps: with 1 us critical sections and 2 threads, per-thread fairness
+   (min/max acquisitions) was 0.5-0.8 against glibc's 0.6-0.9.  A turn
+   moves the lock and the data it guards to another CPU, which costs
+   more than a 50 ns critical section: asking for turns on every lock
+   cost those cells 10-25% (8 threads fell to 0.92-1.0x glibc).  So a
+   thread that got the lock by a turn times its hold (one clock read at
+   each end, in slow paths), each lock keeps an estimate of those holds,
+   and spinners ask only where it says 800 ns or more, or in one spin out
+   of 16 to keep the estimate current.  The estimates measured: 50 ns
+   sections 300-400 ns, 1 us sections about 1.3 us (the taker's first
+   accesses miss the cache).  Measured with bench/mutex-cells, 12 rounds
+   paired with glibc's default mutex, turns against none: 1 us sections
+   1.7x glibc instead of 1.4x with 2 threads, fairness 0.98 instead of
+   0.68 (glibc 0.82); 4 threads 1.34x instead of 1.15x, fairness 0.83
+   instead of 0.69 (glibc 0.76); 8 threads 1.30x/0.63 instead of
+   1.23x/0.55 (glibc 0.52); 0 and 50 ns cells unchanged within the noise.
+   Asking after 128 rounds, or only when a mark set in the word survived
+   16 rounds (a hold shown long by another means), let some threads
+   starve (fairness 0.2-0.4 with 4 and 8 threads); asking after 256
+   rounds gained nothing.  Handing the lock on at every release to a
+   waiting spinner (tried before the gaps) cost the 0 ns cells their lead
+   over glibc and did not make them fairer.
 
    Tunable by environment, read once at start-up:
      XPTHREAD_SPIN=0             never spin
@@ -68,9 +74,8 @@
      XPTHREAD_SPIN_BACKOFF=<n>   largest gap between two looks, in rounds,
                                  rounded down to a power of two (default
                                  64, at most 1024; 1: no gaps)
-     XPTHREAD_SPIN_TURN=<n>      rounds after which a mutex spinner asks
-                                 for a turn (default 0: never; 64 is a
-                                 good value, see above)  */
+     XPTHREAD_SPIN_TURN=<n>      rounds after which a mutex spinner may
+                                 ask for a turn (default 64; 0: never)  */
 #include "spin-policy.h"
 #include <sched.h>
 #include <stdlib.h>
@@ -80,6 +85,7 @@
 #define XP_MAX_MAX_SPINS 16000
 #define XP_DEFAULT_MAX_BACKOFF 64
 #define XP_MAX_MAX_BACKOFF 1024
+#define XP_DEFAULT_TURN_AFTER 64
 
 struct xp_spin_config xp_spin_config;
 int xp_spinners;
@@ -132,7 +138,8 @@ xp_spin_policy_init (void)
     xp_spin_config.max_spins = XP_MAX_MAX_SPINS;
   xp_spin_config.max_backoff = power_of_two_at_most (
     env_int ("XPTHREAD_SPIN_BACKOFF", XP_DEFAULT_MAX_BACKOFF));
-  xp_spin_config.turn_after = env_int ("XPTHREAD_SPIN_TURN", 0);
+  xp_spin_config.turn_after = env_int ("XPTHREAD_SPIN_TURN",
+                                      XP_DEFAULT_TURN_AFTER);
   if (env_int ("XPTHREAD_SPIN", 1) == 0 || xp_spin_config.max_spins == 0)
     xp_spin_config.max_spinners = 0;
 }
