@@ -1970,17 +1970,6 @@ static const char *const spin_settings[][4] = {
   (int) (sizeof spin_settings / sizeof spin_settings[0])
 #define STRESS_ONLY_ARG "--stress-only"
 
-static int
-run_stress_only (void)
-{
-  Suite *s = suite_create ("mutex-stress");
-  TCase *tc = tcase_create ("stress");
-  tcase_set_timeout (tc, 30);
-  tcase_add_loop_test (tc, stress_counter, 0, N_STRESS);
-  suite_add_tcase (s, tc);
-  return xp_test_run (s);
-}
-
 /* This program run again with ARG, with SETTINGS (at most 3) in place of
    the XPTHREAD_SPIN variables of the environment; its wait status.  */
 static int
@@ -2073,17 +2062,6 @@ START_TEST (spinner_gets_its_turn)
                  TURN_ATTEMPTS);
 }
 END_TEST
-
-static int
-run_turn_only (void)
-{
-  Suite *s = suite_create ("mutex-turn");
-  TCase *tc = tcase_create ("turn");
-  tcase_set_timeout (tc, 30);
-  tcase_add_test (tc, spinner_gets_its_turn);
-  suite_add_tcase (s, tc);
-  return xp_test_run (s);
-}
 
 START_TEST (turn_when_asked)
 {
@@ -2504,13 +2482,30 @@ add_loop_case (Suite *s, const char *name, const TTest *test, int n,
   suite_add_tcase (s, tc);
 }
 
+/* The suite a copy of this program run by rerun_under runs, or NULL.  */
+static Suite *
+suite_for_rerun (const char *arg)
+{
+  Suite *s = NULL;
+  if (strcmp (arg, STRESS_ONLY_ARG) == 0)
+    {
+      s = suite_create ("mutex-stress");
+      add_loop_case (s, "stress", stress_counter, N_STRESS, 30);
+    }
+  else if (strcmp (arg, TURN_ONLY_ARG) == 0)
+    {
+      s = suite_create ("mutex-turn");
+      add_case (s, "turn", spinner_gets_its_turn, 30);
+    }
+  return s;
+}
+
 int
 main (int argc, char **argv)
 {
-  if (argc > 1 && strcmp (argv[1], STRESS_ONLY_ARG) == 0)
-    return run_stress_only ();
-  if (argc > 1 && strcmp (argv[1], TURN_ONLY_ARG) == 0)
-    return run_turn_only ();
+  Suite *rerun = argc > 1 ? suite_for_rerun (argv[1]) : NULL;
+  if (rerun != NULL)
+    return xp_test_run (rerun);
   Suite *s = suite_create ("mutex");
   add_case (s, "init", init_lock_destroy, 10);
   add_loop_case (s, "destroy-busy", destroy_locked_is_busy, N_TYPES, 10);

@@ -128,12 +128,14 @@ after_contended_release (pthread_mutex_t *m, int old, bool private)
   return 0;
 }
 
-static inline void
+/* Returns 0, as after_contended_release.  */
+static inline int
 release_word (pthread_mutex_t *m, int kind)
 {
   int old = xp_exchange_release (&m->__data.__lock, 0);
   if (xp_unlikely (old != 1))
-    after_contended_release (m, old, xp_mutex_private (kind));
+    return after_contended_release (m, old, xp_mutex_private (kind));
+  return 0;
 }
 
 /* The hold estimate of a mutex whose spinners may ask for turns: only a
@@ -409,11 +411,7 @@ pthread_mutex_unlock (pthread_mutex_t *m)
   if (alone () && m->__data.__lock == 1)
     m->__data.__lock = 0;
   else
-    {
-      int old = xp_exchange_release (&m->__data.__lock, 0);
-      if (xp_unlikely (old != 1))
-        return after_contended_release (m, old, true);
-    }
+    return release_word (m, 0);
   return 0;
 }
 XP_EXPORT (pthread_mutex_unlock)
