@@ -40,8 +40,9 @@ xp_compat_current_cpu (void)
    XPTHREAD_MODE=raw|hosted|auto).  Called once from the constructor.  */
 void xp_compat_init (void) XP_HIDDEN;
 
-/* Before the first thread: let glibc put itself in multi-threaded mode.  */
-void xp_compat_go_multithreaded (void) XP_HIDDEN;
+/* Before the first thread: let glibc put itself in multi-threaded mode.
+   0, or the error of glibc's pthread_create (tried again next call).  */
+int xp_compat_go_multithreaded (void) XP_HIDDEN;
 
 /* Bytes a raw thread needs at the top of its block for static TLS and the
    TCB, and the alignment of the thread pointer.  */

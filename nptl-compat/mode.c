@@ -87,15 +87,17 @@ do_nothing (void *arg)
 
 /* glibc switches to multi-threaded mode when it creates its first thread:
    both copies of __libc_single_threaded, stdio locking, its set*id signal
-   handler.  Doing that by hand broke something every time (DESIGN.md
-   section 3), so have glibc create and join one thread of its own.  */
-void
+   handler.  Doing that by hand broke something every time, so have glibc
+   create and join one thread of its own.  Returns 0, or glibc's error
+   (EAGAIN when memory or threads run out), and is tried again next time.  */
+int
 xp_compat_go_multithreaded (void)
 {
   static int done;
   static xp_lock_t lock = XP_LOCK_INIT;
   if (xp_load_acquire (&done))
-    return;
+    return 0;
+  int err = 0;
   xp_lock (&lock);
   if (!done)
     {
@@ -105,9 +107,10 @@ xp_compat_go_multithreaded (void)
       int (*join) (pthread_t, void **)
         = xp_glibc_function ("pthread_join", "GLIBC_2.34");
       pthread_t t;
-      if (create (&t, NULL, do_nothing, NULL) != 0 || join (t, NULL) != 0)
-        xp_fatal ("glibc could not start its first thread");
-      xp_store_release (&done, 1);
+      err = create (&t, NULL, do_nothing, NULL);
+      if (err == 0 && join (t, NULL) == 0)
+        xp_store_release (&done, 1);
     }
   xp_unlock (&lock);
+  return err;
 }

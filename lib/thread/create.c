@@ -206,7 +206,9 @@ pthread_create (pthread_t *thread, const pthread_attr_t *attr,
   xp_self ();
   if (xp_mode == XP_MODE_HOSTED)
     return xp_hosted_start (thread, &a, start_routine, arg);
-  xp_compat_go_multithreaded ();
+  int err = xp_compat_go_multithreaded ();
+  if (err != 0)
+    return err;
   return create_raw (thread, &a, start_routine, arg);
 }
 XP_EXPORT (pthread_create)
