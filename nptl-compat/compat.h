@@ -36,6 +36,21 @@ xp_compat_current_cpu (void)
   return *(volatile const int *) ((const char *) xp_thread_pointer () + off);
 }
 
+/* Offset from the thread pointer of glibc's copy of the calling thread's
+   tid, checked against the main thread at start-up; 0 when unknown.  */
+extern ptrdiff_t xp_compat_tid_offset XP_HIDDEN;
+
+/* The calling thread's tid without its descriptor: glibc's copy, or one
+   system call where this glibc's layout is unknown.  */
+static inline int
+xp_compat_current_tid (void)
+{
+  ptrdiff_t off = xp_compat_tid_offset;
+  if (off == 0)
+    return xp_gettid ();
+  return *(volatile const int *) ((const char *) xp_thread_pointer () + off);
+}
+
 /* Discover and validate glibc's layout and choose the mode (environment
    XPTHREAD_MODE=raw|hosted|auto).  Called once from the constructor.  */
 void xp_compat_init (void) XP_HIDDEN;

@@ -123,6 +123,16 @@ xp_layout_cpu_id_offset (void)
   return __rseq_offset + XP_RSEQ_OFF_CPU_ID;
 }
 
+ptrdiff_t
+xp_layout_tid_offset (void)
+{
+  ptrdiff_t off;
+  if (!read_field ("_thread_db_pthread_tid", 32, 1, &off) || off <= 0)
+    return 0;
+  const char *tp = xp_thread_pointer ();
+  return *(const int *) (tp + off) == xp_gettid () ? off : 0;
+}
+
 struct libc_tls_search
 {
   const char *resp;

@@ -56,6 +56,9 @@ const char *xp_layout_discover (void) XP_HIDDEN;
 /* The offset of the rseq area's cpu_id from the thread pointer, from
    glibc's public rseq symbols (any mode); 0 when there is none.  */
 ptrdiff_t xp_layout_cpu_id_offset (void) XP_HIDDEN;
+/* The offset of glibc's tid field from the thread pointer (any mode),
+   checked against the calling thread; 0 when it cannot be trusted.  */
+ptrdiff_t xp_layout_tid_offset (void) XP_HIDDEN;
 
 /* Hosted mode runs C++ thread_local destructors itself too, before the
    thread-specific data destructors as glibc does; it needs only this one

@@ -13,6 +13,7 @@
 enum xp_mode xp_mode = XP_MODE_HOSTED;
 const char *xp_mode_reason = "not initialised";
 ptrdiff_t xp_compat_cpu_id_offset;
+ptrdiff_t xp_compat_tid_offset;
 
 static enum xp_mode
 requested_mode (const char **why)
@@ -35,6 +36,7 @@ xp_compat_init (void)
 {
   const char *why = NULL;
   xp_compat_cpu_id_offset = xp_layout_cpu_id_offset ();
+  xp_compat_tid_offset = xp_layout_tid_offset ();
   enum xp_mode mode = requested_mode (&why);
   if (mode == XP_MODE_RAW)
     {

@@ -13,6 +13,7 @@
 #define XP_INTERNAL_THREAD_H
 
 #include "common.h"
+#include "compat.h"
 #include "lock.h"
 #include <pthread.h>
 #include <resolv.h>
@@ -157,7 +158,11 @@ struct xp_thread
 extern __thread struct xp_thread *xp_self_ptr
   __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
 
+/* Give the calling thread a descriptor (adopt.c): the try form answers
+   NULL when memory is out, the other ends the process then.  */
+struct xp_thread *xp_try_adopt_current (void) XP_HIDDEN;
 struct xp_thread *xp_adopt_current (void) XP_HIDDEN;
+void xp_adopt_init (void) XP_HIDDEN;
 bool xp_is_main_thread (const struct xp_thread *t) XP_HIDDEN;
 
 static inline struct xp_thread *
@@ -167,6 +172,16 @@ xp_self (void)
   if (xp_unlikely (self == NULL))
     self = xp_adopt_current ();
   return self;
+}
+
+/* The calling thread's tid, for lock words that name their owner.  A
+   thread without a descriptor (one glibc started behind xpthread's back,
+   maybe calling from inside its allocator) is not adopted for it.  */
+static inline int
+xp_self_tid (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  return xp_likely (self != NULL) ? self->tid : xp_compat_current_tid ();
 }
 
 /* Thread list.  */

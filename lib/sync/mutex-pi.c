@@ -194,7 +194,7 @@ int
 xp_mutex_pi_lock (pthread_mutex_t *m, int kind, clockid_t clock,
                   const struct timespec *abstime)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
   bool private_ = xp_mutex_private (kind);
   struct robust_list_head *head = begin (m, kind);
@@ -229,7 +229,7 @@ xp_mutex_pi_lock (pthread_mutex_t *m, int kind, clockid_t clock,
 int
 xp_mutex_pi_trylock (pthread_mutex_t *m, int kind)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   bool private_ = xp_mutex_private (kind);
   struct robust_list_head *head = begin (m, kind);
   int *word = word_of (m);
@@ -258,7 +258,7 @@ xp_mutex_pi_trylock (pthread_mutex_t *m, int kind)
 int
 xp_mutex_pi_unlock (pthread_mutex_t *m, int kind)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   bool robust = (kind & XP_MUTEX_ROBUST) != 0;
   bool mine = (xp_load_relaxed (word_of (m)) & FUTEX_TID_MASK) == tid;
   bool inconsistent = robust && mine

@@ -120,7 +120,7 @@ int
 xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
                       const struct timespec *abstime)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
   struct robust_list_head *head = xp_robust_head ();
   int *word = word_of (m);
@@ -184,7 +184,7 @@ xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
 int
 xp_mutex_robust_trylock (pthread_mutex_t *m, int kind)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   struct robust_list_head *head = xp_robust_head ();
   int *word = word_of (m);
   xp_robust_set_pending (head, m, false);
@@ -217,7 +217,7 @@ xp_mutex_robust_trylock (pthread_mutex_t *m, int kind)
 int
 xp_mutex_robust_unlock (pthread_mutex_t *m, int kind)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   bool mine = (xp_load_relaxed (word_of (m)) & FUTEX_TID_MASK) == tid;
   bool inconsistent = mine && m->__data.__owner == XP_MUTEX_INCONSISTENT;
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
@@ -243,7 +243,7 @@ xp_mutex_robust_unlock (pthread_mutex_t *m, int kind)
 int
 xp_mutex_robust_consistent (pthread_mutex_t *m)
 {
-  int tid = xp_self ()->tid;
+  int tid = xp_self_tid ();
   if (m->__data.__owner != XP_MUTEX_INCONSISTENT
       || (xp_load_relaxed (word_of (m)) & FUTEX_TID_MASK) != tid)
     return EINVAL;

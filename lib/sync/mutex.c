@@ -62,13 +62,6 @@
 /* cpu_relax rounds an unlock leaves the word free for the asker.  */
 #define XP_MUTEX_TURN_WAIT 64
 
-static inline int
-self_tid (void)
-{
-  struct xp_thread *self = xp_self_ptr;
-  return xp_likely (self != NULL) ? self->tid : xp_adopt_current ()->tid;
-}
-
 static inline void
 take_ownership (pthread_mutex_t *m, int kind, int tid)
 {
@@ -188,7 +181,7 @@ static int
 lock_typed (pthread_mutex_t *m, int kind, clockid_t clock,
             const struct timespec *abstime)
 {
-  int tid = self_tid ();
+  int tid = xp_self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP && m->__data.__owner == tid)
     {
@@ -334,7 +327,7 @@ pthread_mutex_trylock (pthread_mutex_t *m)
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
     return trylock_special (m, kind);
-  int tid = self_tid ();
+  int tid = xp_self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP && m->__data.__owner == tid)
     {
@@ -359,7 +352,7 @@ unlock_typed (pthread_mutex_t *m, int kind)
   int type = kind & XP_MUTEX_TYPE_MASK;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP || type == PTHREAD_MUTEX_ERRORCHECK_NP)
     {
-      if (m->__data.__owner != self_tid ()
+      if (m->__data.__owner != xp_self_tid ()
           || xp_load_relaxed (&m->__data.__lock) == 0)
         return EPERM;
       if (type == PTHREAD_MUTEX_RECURSIVE_NP && --m->__data.__count != 0)
@@ -436,7 +429,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
     }
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
-  take_ownership (m, kind, self_tid ());
+  take_ownership (m, kind, xp_self_tid ());
   return 0;
 }
 

@@ -207,13 +207,6 @@ admits_writer (unsigned s)
   return (s & (WRITER | READERS)) == 0;
 }
 
-static inline int
-self_tid (void)
-{
-  struct xp_thread *self = xp_self_ptr;
-  return xp_likely (self != NULL) ? self->tid : xp_adopt_current ()->tid;
-}
-
 static int
 check_timeout (clockid_t clock, const struct timespec *abstime)
 {
@@ -555,7 +548,7 @@ static bool
 holds_for_writing (pthread_rwlock_t *rw)
 {
   return (xp_load_relaxed (state (rw)) & WRITER)
-         && xp_load_relaxed (&rw->__data.__cur_writer) == self_tid ();
+         && xp_load_relaxed (&rw->__data.__cur_writer) == xp_self_tid ();
 }
 
 static int
@@ -660,7 +653,7 @@ wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
     err = wrlock_slow (rw, clock, abstime);
   if (err == 0)
     {
-      xp_store_relaxed (&rw->__data.__cur_writer, self_tid ());
+      xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
       now_writing ();
     }
   return err;
@@ -772,7 +765,7 @@ pthread_rwlock_trywrlock (pthread_rwlock_t *rw)
       {
         if (!claim_from_slots (rw, false))
           return EBUSY;
-        xp_store_relaxed (&rw->__data.__cur_writer, self_tid ());
+        xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
         now_writing ();
         return 0;
       }
@@ -802,7 +795,7 @@ pthread_rwlock_unlock (pthread_rwlock_t *rw)
   /* WRITER alone does not say the caller is the writer: it may be one
      that waits for the slots to drain while the caller reads.  */
   if ((xp_load_relaxed (state (rw)) & WRITER)
-      && xp_load_relaxed (&rw->__data.__cur_writer) == self_tid ())
+      && xp_load_relaxed (&rw->__data.__cur_writer) == xp_self_tid ())
     {
       release_writer (rw);
       if (self != NULL)

@@ -203,7 +203,8 @@ pthread_create (pthread_t *thread, const pthread_attr_t *attr,
   resolve_attr (attr, &a);
   /* Adopt the creator first: its descriptor must exist before any child
      can look for it (fork handlers, joins of the creator).  */
-  xp_self ();
+  if (xp_self_ptr == NULL && xp_try_adopt_current () == NULL)
+    return EAGAIN;
   if (xp_mode == XP_MODE_HOSTED)
     return xp_hosted_start (thread, &a, start_routine, arg);
   int err = xp_compat_go_multithreaded ();

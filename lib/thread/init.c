@@ -54,6 +54,7 @@ xp_init (void)
 {
   xp_compat_init ();
   xp_spin_policy_init ();
+  xp_adopt_init ();
   xp_self ();
   __register_atfork (before_fork, after_fork_parent, after_fork_child,
                      &__dso_handle);
