@@ -4,7 +4,7 @@
 #include "compat.h"
 #include "export.h"
 #include "layout.h"
-#include "lock.h"
+#include "fork-locks.h"
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +81,8 @@ xp_glibc_function (const char *name, const char *version)
   return f;
 }
 
+static XP_FORK_LOCK (mode, multithreaded_lock);
+
 static void *
 do_nothing (void *arg)
 {
@@ -96,11 +98,10 @@ int
 xp_compat_go_multithreaded (void)
 {
   static int done;
-  static xp_lock_t lock = XP_LOCK_INIT;
   if (xp_load_acquire (&done))
     return 0;
   int err = 0;
-  xp_lock (&lock);
+  xp_lock (&multithreaded_lock);
   if (!done)
     {
       int (*create) (pthread_t *, const pthread_attr_t *, void *(*) (void *),
@@ -113,6 +114,6 @@ xp_compat_go_multithreaded (void)
       if (err == 0 && join (t, NULL) == 0)
         xp_store_release (&done, 1);
     }
-  xp_unlock (&lock);
+  xp_unlock (&multithreaded_lock);
   return err;
 }

@@ -14,7 +14,7 @@
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "export.h"
-#include "lock.h"
+#include "fork-locks.h"
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,7 +23,7 @@
 
 extern char **environ;
 
-static xp_lock_t dispositions_lock = XP_LOCK_INIT;
+static XP_FORK_LOCK (system, dispositions_lock);
 static int running_calls;
 static struct sigaction saved_sigint, saved_sigquit;
 

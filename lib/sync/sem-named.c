@@ -12,7 +12,7 @@
    sem_unlink.  */
 #define _GNU_SOURCE
 #include "export.h"
-#include "lock.h"
+#include "fork-locks.h"
 #include "sync-layout.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +40,7 @@ struct mapping
 };
 
 static struct mapping *mappings;
-static xp_lock_t mappings_lock = XP_LOCK_INIT;
+static XP_FORK_LOCK (named_sems, mappings_lock);
 
 static bool
 path_of (const char *name, sem_path path)

@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include "attr.h"
 #include "export.h"
-#include "lock.h"
+#include "fork-locks.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +29,7 @@ struct retired_ext
   struct retired_ext *next;
 };
 
-static xp_lock_t default_lock = XP_LOCK_INIT;
+static XP_FORK_LOCK (default_attr, default_lock);
 /* stack_size is 0 until the defaults are first needed.  */
 static struct xp_attr default_attr;
 static struct retired_ext *retired;

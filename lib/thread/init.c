@@ -2,11 +2,13 @@
 
    At start-up: choose the mode (nptl-compat), adopt the thread running
    the constructors (the main thread), and register fork handlers.  Around
-   fork the library's locks are held so that the child never inherits one
-   half-taken; in the child only the forking thread exists, so the thread
-   list and the live count start again from it.  */
+   fork the library's locks are held (the table in fork-locks.h) so that
+   the child never inherits one half-taken; in the child only the forking
+   thread exists, so the thread list and the live count start again from
+   it.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "fork-locks.h"
 #include "robust-list.h"
 #include "spin-policy.h"
 #include "stack.h"
@@ -22,15 +24,13 @@ before_fork (void)
   /* The child needs the forking thread's descriptor; adopting takes the
      list lock, so do it before holding it.  */
   xp_self ();
-  xp_block_cache_lock ();
-  xp_lock (&xp_thread_list_lock);
+  xp_fork_locks_take ();
 }
 
 static void
 after_fork_parent (void)
 {
-  xp_unlock (&xp_thread_list_lock);
-  xp_block_cache_unlock ();
+  xp_fork_locks_release ();
 }
 
 unsigned xp_fork_generation;
@@ -45,8 +45,13 @@ after_fork_child (void)
   self->next = self->prev = NULL;
   xp_thread_list_head = self;
   xp_live_threads = 1;
-  xp_unlock (&xp_thread_list_lock);
-  xp_block_cache_unlock_in_child ();
+  /* A thread of the parent may have held these to act on the forking
+     thread (a pin, pthread_setschedparam); it does not exist here, and
+     unlocking resets a lock whoever held it.  */
+  xp_unlock (&self->exit_lock);
+  xp_unlock (&self->sched_lock);
+  xp_block_cache_after_fork_child ();
+  xp_fork_locks_release ();
 }
 
 static void __attribute__ ((constructor))

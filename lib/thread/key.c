@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "thread.h"
 #include "export.h"
+#include "fork-locks.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ struct key_entry
 };
 
 static struct key_entry keys[XP_KEYS_MAX];
-static xp_lock_t key_table_lock = XP_LOCK_INIT;
+static XP_FORK_LOCK (keys, key_table_lock);
 
 static bool
 seq_in_use (uintptr_t seq)

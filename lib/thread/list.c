@@ -1,7 +1,8 @@
 /* The list of live threads and the count that decides process exit.  */
 #include "thread.h"
+#include "fork-locks.h"
 
-xp_lock_t xp_thread_list_lock = XP_LOCK_INIT;
+XP_FORK_LOCK (thread_list, xp_thread_list_lock);
 struct xp_thread *xp_thread_list_head;
 int xp_live_threads = 1;
 

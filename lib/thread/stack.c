@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include "stack.h"
 #include "compat.h"
+#include "fork-locks.h"
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,7 +37,7 @@
 /* Blocks still in use that a scan of the gone queue looks past.  */
 #define XP_GONE_SCAN_RUNNING 4
 
-static xp_lock_t cache_lock = XP_LOCK_INIT;
+static XP_FORK_LOCK (stack_cache, cache_lock);
 static struct xp_thread *cache_head;   /* most recently released first */
 static size_t cache_bytes;
 static size_t in_use_bytes;            /* blocks acquired, not reclaimed */
@@ -316,19 +317,7 @@ xp_block_release_when_gone (struct xp_thread *t)
 }
 
 void
-xp_block_cache_lock (void)
-{
-  xp_lock (&cache_lock);
-}
-
-void
-xp_block_cache_unlock (void)
-{
-  xp_unlock (&cache_lock);
-}
-
-void
-xp_block_cache_unlock_in_child (void)
+xp_block_cache_after_fork_child (void)
 {
   /* Detached threads still running in the parent do not exist in the
      child, so their tids will never clear here: forget their blocks.  */
@@ -339,5 +328,4 @@ xp_block_cache_unlock_in_child (void)
   struct xp_thread *self = xp_self_ptr;
   if (self->kind == XP_THREAD_RAW)
     self->tcb_generation = xp_fork_generation;
-  xp_unlock (&cache_lock);
 }

@@ -20,10 +20,8 @@ void xp_block_release (struct xp_thread *t) XP_HIDDEN;
    cleared its tid.  */
 void xp_block_release_when_gone (struct xp_thread *t) XP_HIDDEN;
 
-/* fork: hold the cache lock across the fork, release it in the parent
-   and in the child.  */
-void xp_block_cache_lock (void) XP_HIDDEN;
-void xp_block_cache_unlock (void) XP_HIDDEN;
-void xp_block_cache_unlock_in_child (void) XP_HIDDEN;
+/* fork's child, with the cache lock still held (lib/internal/fork-locks.h):
+   forget the blocks of threads that exist only in the parent.  */
+void xp_block_cache_after_fork_child (void) XP_HIDDEN;
 
 #endif

@@ -1,0 +1,85 @@
+/* The table of the library's process-wide internal locks, held across
+   fork.
+
+   A thread of the parent may be inside any of these locks when another
+   thread forks; the child has only the forking thread, so a lock copied
+   in its held state would stay held forever.  The prepare handler
+   (lib/thread/init.c) therefore takes every lock of the table, in table
+   order, before glibc's fork goes on, and the parent and child handlers
+   release them all.  glibc's own fork then takes the stdio list lock and
+   malloc's locks, after our prepare handler: holders of our locks may
+   call malloc, which is fine because no thread holds a malloc lock while
+   it waits for one of ours.
+
+   Order.  A thread that holds one lock of the table while it waits for
+   another one, directly or through a lock of glibc, makes the second come
+   after the first: prepare, holding the first, would otherwise wait for
+   the second held by a thread that waits for the first.  The nestings:
+   - mode: its holder runs glibc's pthread_create and pthread_join
+     (xp_compat_go_multithreaded), which take glibc's thread list lock; a
+     raw creator holds that lock while it takes thread_list, so mode comes
+     before thread_list.
+   - stack_cache: its holder takes glibc's thread list lock (reclaiming a
+     block takes its TCB off glibc's list) and calls free; same chain, so
+     it comes before thread_list.
+   - thread_list: taken with glibc's thread list lock held (create_raw)
+     and by exiting threads with every signal blocked, so it comes last:
+     once prepare has it, it waits for nothing more.
+   - default_attr, keys, named_sems, system: leaves; their holders call
+     only malloc, mmap, sigaction or getrlimit.
+   No lock of the table is taken while another of them is held.
+
+   Not in the table, and why:
+   - glibc's thread list lock (nptl-compat/glibc-list.c): glibc's, and
+     glibc's child resets it and repairs a list change a fork cut in two,
+     xpthread's included (the "in flight" word); glibc's fork does not
+     take it, so neither do we.
+   - the forking thread's own per-thread locks (exit_lock, sched_lock in
+     struct xp_thread): another thread may hold them to act on it (a pin,
+     pthread_setschedparam); the child resets them (init.c).  Other
+     threads' descriptors mean nothing in the child.
+   - a condition variable's waiter-list word: an application object,
+     whose state across fork is the application's business as in glibc.
+   glibc's dynamic-linker locks are glibc's: its child resets them.
+
+   Adding a lock: define it with XP_FORK_LOCK (ENTRY, NAME) and add ENTRY
+   to XP_FORK_LOCKS at its place in the order above.  An entry without a
+   definition does not link; a definition whose entry is missing does not
+   compile; tests/fork-locks.sh fails if an internal lock is defined any
+   other way.  */
+#ifndef XP_INTERNAL_FORK_LOCKS_H
+#define XP_INTERNAL_FORK_LOCKS_H
+
+#include "lock.h"
+
+#define XP_FORK_LOCKS(X) \
+  X (mode) \
+  X (default_attr) \
+  X (keys) \
+  X (named_sems) \
+  X (system) \
+  X (stack_cache) \
+  X (thread_list)
+
+#define XP_FORK_ORDER(entry) XP_FORK_ORDER_##entry,
+enum { XP_FORK_LOCKS (XP_FORK_ORDER) XP_FORK_LOCK_COUNT };
+#undef XP_FORK_ORDER
+
+#define XP_FORK_DECLARE(entry) \
+  extern xp_lock_t *const xp_fork_lock_##entry XP_HIDDEN;
+XP_FORK_LOCKS (XP_FORK_DECLARE)
+#undef XP_FORK_DECLARE
+
+/* Define the lock NAME (with its storage class before the macro) as the
+   table's ENTRY.  */
+#define XP_FORK_LOCK(entry, name) \
+  xp_lock_t name = XP_LOCK_INIT; \
+  _Static_assert (XP_FORK_ORDER_##entry < XP_FORK_LOCK_COUNT, \
+                  #entry " is in XP_FORK_LOCKS"); \
+  xp_lock_t *const xp_fork_lock_##entry = &name
+
+/* Take every lock of the table in order; release them all.  */
+void xp_fork_locks_take (void) XP_HIDDEN;
+void xp_fork_locks_release (void) XP_HIDDEN;
+
+#endif
