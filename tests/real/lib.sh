@@ -31,7 +31,8 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 T=$(mktemp -d "${TMPDIR:-/tmp}/xp-real-$real_name.XXXXXX") || exit 99
 real_pids=
 
-real_cleanup ()
+# real_kill_all: stop every server still running (TERM, then KILL).
+real_kill_all ()
 {
   local p
   for p in $real_pids; do kill -TERM "$p" 2> /dev/null; done
@@ -42,7 +43,14 @@ real_cleanup ()
       sleep 0.2
     done
     kill -KILL "$p" 2> /dev/null
+    wait "$p" 2> /dev/null
   done
+  real_pids=
+}
+
+real_cleanup ()
+{
+  real_kill_all
   rm -rf "$T"
 }
 trap real_cleanup EXIT
@@ -195,7 +203,10 @@ real_loaded ()
   if ! grep -q "^xpthread: mode $mode (" "$err"; then
     echo "FAIL: no process announced 'xpthread: mode $mode'"; return 1
   fi
-  if grep '^xpthread: mode ' "$err" | grep -vq "^xpthread: mode $mode ("; then
+  # A script may accept another mode line too (REAL_ALSO_OK, a grep
+  # pattern), e.g. hosted mode chosen by the library under valgrind.
+  if grep '^xpthread: mode ' "$err" | grep -v "^xpthread: mode $mode (" |
+     grep -vq "${REAL_ALSO_OK:-^$}"; then
     echo "FAIL: a process ran in another mode than $mode:"
     grep '^xpthread: mode ' "$err" | sort | uniq -c
     return 1
@@ -222,7 +233,12 @@ real_once ()
   : > "$T/$mode.err"; rm -f "$T/$mode.result"
   # The warm-up's time does not count.
   [ "$2" = warm-up ] && time=$T/warm-up.time
-  if workload "$mode" 3>> "$time" && real_loaded "$mode"; then
+  workload "$mode" 3>> "$time"
+  local status=$?
+  # A failed run may leave its servers running: they must not meet the
+  # next run.
+  real_kill_all
+  if [ $status = 0 ] && real_loaded "$mode"; then
     if [ "$2" = warm-up ] || cmp -s "$T/reference" "$T/$mode.result"; then
       return 0
     fi
