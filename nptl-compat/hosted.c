@@ -5,10 +5,18 @@
    the rest of the library (thread-specific data, joins, signals,
    scheduling, and later synchronisation and credentials) works the same.
    The creator waits until the thread has recorded its tid, so that
-   pthread_kill and friends work as soon as pthread_create returns.  */
+   pthread_kill and friends work as soon as pthread_create returns.
+
+   glibc's threads are joined with pthread_clockjoin_np without a
+   deadline, which valgrind's thread checkers do not intercept: their
+   pthread_join wrapper looks the thread up under the pthread_t that
+   their pthread_create wrapper heard from pthread_self in the new
+   thread, which is xpthread's, and helgrind aborts when given glibc's.
+   xpthread tells them about exits and joins itself (lock hooks).  */
 #define _GNU_SOURCE
 #include "attr.h"
 #include "compat.h"
+#include "lock-hooks.h"
 #include "thread.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +25,7 @@ struct glibc_thread_api
 {
   int (*create) (pthread_t *, const pthread_attr_t *, void *(*) (void *),
                  void *);
-  int (*join) (pthread_t, void **);
+  int (*join) (pthread_t, void **, clockid_t, const struct timespec *);
   int (*detach) (pthread_t);
   void (*exit) (void *) __attribute__ ((noreturn));
   int (*attr_init) (pthread_attr_t *);
@@ -45,7 +53,7 @@ lookup_glibc_api (void)
   if (xp_load_acquire (&done))
     return;
   LOOKUP (create, "pthread_create", "GLIBC_2.34");
-  LOOKUP (join, "pthread_join", "GLIBC_2.34");
+  LOOKUP (join, "pthread_clockjoin_np", "GLIBC_2.34");
   LOOKUP (detach, "pthread_detach", "GLIBC_2.34");
   LOOKUP (exit, "pthread_exit", "GLIBC_2.2.5");
   LOOKUP (attr_init, "pthread_attr_init", "GLIBC_2.2.5");
@@ -106,6 +114,7 @@ hosted_main (void *arg)
   struct xp_thread *self = start->thread;
   xp_self_ptr = self;
   self->tid = xp_gettid ();
+  xp_hook_send (start);
   /* The start record lives on the creator's stack: last touch.  */
   xp_store_release (&start->ready, 1);
   xp_futex_wake (&start->ready, 1, true);
@@ -119,7 +128,7 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   lookup_glibc_api ();
   pthread_attr_t gattr;
   int err = to_glibc_attr (a, &gattr);
-  struct xp_thread *t = err == 0 ? calloc (1, sizeof *t) : NULL;
+  struct xp_thread *t = err == 0 ? xp_descriptor_new () : NULL;
   if (err == 0 && t == NULL)
     err = EAGAIN;
   if (err != 0)
@@ -137,24 +146,33 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   *thread = (pthread_t) t;
   xp_thread_list_add (t);
   struct hosted_start start = { .thread = t };
+  xp_hook_sync_words (&start.ready, sizeof start.ready);
+  xp_hook_sync_words (&t->tid, sizeof t->tid);
   err = glibc.create (&t->host, &gattr, hosted_main, &start);
   glibc.attr_destroy (&gattr);
   if (err != 0)
     {
       xp_thread_list_remove (t);
-      free (t);
+      xp_descriptor_retire (t);
       return err;
     }
   while (xp_load_acquire (&start.ready) == 0)
     xp_futex_wait (&start.ready, 0, true);
+  xp_hook_receive (&start);
   return 0;
+}
+
+static int
+join_glibc_thread (pthread_t host)
+{
+  return glibc.join (host, NULL, CLOCK_REALTIME, NULL);
 }
 
 int
 xp_hosted_join (struct xp_thread *t)
 {
   lookup_glibc_api ();
-  return glibc.join (t->host, NULL);
+  return join_glibc_thread (t->host);
 }
 
 int
@@ -163,9 +181,8 @@ xp_hosted_detach (pthread_t host, struct xp_thread *exited)
   lookup_glibc_api ();
   if (exited == NULL)
     return glibc.detach (host);
-  int err = glibc.join (host, NULL);
-  xp_tsd_release (exited);
-  free (exited);
+  int err = join_glibc_thread (host);
+  xp_descriptor_retire (exited);
   return err;
 }
 

@@ -4,6 +4,7 @@
 #include "compat.h"
 #include "export.h"
 #include "layout.h"
+#include "lock-hooks.h"
 #include "fork-locks.h"
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -18,6 +19,16 @@ ptrdiff_t xp_compat_tid_offset;
 static enum xp_mode
 requested_mode (const char **why)
 {
+  /* valgrind follows threads that glibc starts, their stacks and TLS,
+     and helgrind and DRD know glibc's thread creation; a raw thread's
+     stack and TCB are foreign to them (memcheck reports its own frames
+     as invalid), so under valgrind threads start hosted, whatever
+     XPTHREAD_MODE asks.  */
+  if (xp_lock_hooks_init ())
+    {
+      *why = "running under valgrind";
+      return XP_MODE_HOSTED;
+    }
   const char *env = getenv ("XPTHREAD_MODE");
   if (env == NULL || *env == '\0' || strcmp (env, "auto") == 0)
     return XP_MODE_RAW;

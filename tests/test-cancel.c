@@ -1210,6 +1210,44 @@ sem_waiter (void *arg)
   return NULL;
 }
 
+/* Looped over the wait kinds.  POSIX: sem_wait and the timed waits are
+   cancellation points that act whether or not they would block, so a
+   pending cancel ends the thread before it takes the token there.  */
+static void *
+sem_wait_with_cancel_pending (void *arg)
+{
+  pthread_cancel (pthread_self ());
+  struct timespec rt = in_ms (CLOCK_REALTIME, 60000);
+  struct timespec mono = in_ms (CLOCK_MONOTONIC, 60000);
+  switch ((int) (intptr_t) arg)
+    {
+    case WAIT_PLAIN:
+      sem_wait (&sw_sem);
+      break;
+    case WAIT_TIMED:
+      sem_timedwait (&sw_sem, &rt);
+      break;
+    default:
+      sem_clockwait (&sw_sem, CLOCK_MONOTONIC, &mono);
+      break;
+    }
+  return NULL;
+}
+
+START_TEST (sem_wait_acts_on_pending_cancel)
+{
+  ck_assert_int_eq (sem_init (&sw_sem, 0, 1), 0);
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, sem_wait_with_cancel_pending,
+                                    (void *) (intptr_t) _i), 0);
+  ck_assert_ptr_eq (join_result (t), PTHREAD_CANCELED);
+  int value = -1;
+  ck_assert_int_eq (sem_getvalue (&sw_sem, &value), 0);
+  ck_assert_int_eq (value, 1);
+  ck_assert_int_eq (sem_destroy (&sw_sem), 0);
+}
+END_TEST
+
 START_TEST (sem_wait_cancelled_value_intact)
 {
   ck_assert_int_eq (sem_init (&sw_sem, 0, 0), 0);
@@ -1732,6 +1770,7 @@ main (void)
                        2 * N_WAIT_KINDS);
   tcase_add_loop_test (tc, cancelled_waiter_passes_signal_on, 0, 2);
   tcase_add_loop_test (tc, sem_wait_cancelled_value_intact, 0, N_WAIT_KINDS);
+  tcase_add_loop_test (tc, sem_wait_acts_on_pending_cancel, 0, N_WAIT_KINDS);
   tcase_add_test (tc, sem_cancel_racing_post);
   tcase_add_loop_test (tc, join_cancelled_target_still_joinable, 0,
                        N_WAIT_KINDS);

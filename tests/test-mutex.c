@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -937,6 +938,79 @@ END_TEST
 /* Robust flavours of every type: plain, with priority inheritance.  */
 static const int robust_flavours[] = { MX_ROBUST, MX_ROBUST | MX_PI };
 #define N_ROBUST_FLAVOURS 2
+
+static bool
+all_bytes_are (const void *p, unsigned char byte, size_t size)
+{
+  for (size_t i = 0; i < size; i++)
+    if (((const unsigned char *) p)[i] != byte)
+      return false;
+  return true;
+}
+
+/* Looped over robust_flavours.  glibc destroys a robust mutex its caller
+   holds, and programs go on.  The mutex leaves the caller's robust list:
+   its memory, reused, is not written when a mutex next to it on the list
+   is unlocked, and the list still reports an owner's death.  */
+START_TEST (robust_destroy_held)
+{
+  pthread_mutex_t m, neighbour;
+  init_mutex (&neighbour, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
+  init_mutex (&m, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
+  ck_assert_int_eq (pthread_mutex_lock (&neighbour), 0);
+  ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+  memset (&m, 0xab, sizeof m);
+  ck_assert_int_eq (pthread_mutex_unlock (&neighbour), 0);
+  ck_assert (all_bytes_are (&m, 0xab, sizeof m));
+  init_mutex (&m, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
+  owner_thread_dies (&m);
+  ck_assert_int_eq (pthread_mutex_lock (&m), EOWNERDEAD);
+  ck_assert_int_eq (pthread_mutex_consistent (&m), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&neighbour), 0);
+}
+END_TEST
+
+static void *
+lock_unlock (void *p)
+{
+  int err = pthread_mutex_lock (p);
+  if (err == 0)
+    err = pthread_mutex_unlock (p);
+  return (void *) (long) err;
+}
+
+/* Looped over robust_flavours.  Still busy: held by another live thread,
+   whose robust list links it, or with a sleeper, who would never wake. */
+START_TEST (robust_destroy_busy)
+{
+  pthread_mutex_t m;
+  init_mutex (&m, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
+  struct robust_waiter w = { .m = &m };
+  pthread_t owner = start_thread (lock_wait_exit, &w);
+  ck_assert (await_flag (&w.locked));
+  ck_assert_int_eq (pthread_mutex_destroy (&m), EBUSY);
+  set_flag (&w.release);
+  join_or_fail (owner);
+  ck_assert_int_eq (pthread_mutex_lock (&m), EOWNERDEAD);
+  ck_assert_int_eq (pthread_mutex_consistent (&m), 0);
+  pthread_t waiter = start_thread (lock_unlock, &m);
+  struct timespec deadline
+    = deadline_after_ms (CLOCK_MONOTONIC, WATCHDOG_SECONDS * 1000L);
+  while (!(__atomic_load_n (&m.__data.__lock, __ATOMIC_RELAXED)
+           & FUTEX_WAITERS))
+    {
+      ck_assert (!time_reached (CLOCK_MONOTONIC, &deadline));
+      sched_yield ();
+    }
+  ck_assert_int_eq (pthread_mutex_destroy (&m), EBUSY);
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  ck_assert_int_eq ((int) (long) join_or_fail (waiter), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
 
 /* Looped over all_types x robust_flavours: glibc's answers for each.  */
 START_TEST (robust_type_answers)
@@ -2531,6 +2605,10 @@ main (int argc, char **argv)
   add_case (s, "robust-unrecoverable", robust_not_recoverable, 10);
   add_case (s, "robust-waiter", robust_waiter_sees_death, 20);
   add_case (s, "robust-process", robust_owner_process_killed, 20);
+  add_loop_case (s, "robust-destroy-held", robust_destroy_held,
+                 N_ROBUST_FLAVOURS, 10);
+  add_loop_case (s, "robust-destroy-busy", robust_destroy_busy,
+                 N_ROBUST_FLAVOURS, 10);
   add_loop_case (s, "robust-types", robust_type_answers,
                  N_TYPES * N_ROBUST_FLAVOURS, 10);
   add_loop_case (s, "robust-links", robust_list_links, 3, 10);

@@ -420,6 +420,56 @@ START_TEST (stack_size_follows_rlimit)
 }
 END_TEST
 
+/* ---- memory exhausted at the first thread ---------------------------- */
+
+static void *
+return_arg (void *arg)
+{
+  return arg;
+}
+
+/* A fresh process whose address space is nearly used up: its first
+   pthread_create answers EAGAIN, as POSIX and glibc do, and once memory
+   is back a thread starts.  */
+static int
+helper_create_without_memory (void)
+{
+  struct rlimit saved, tight;
+  long pages = 0;
+  FILE *statm = fopen ("/proc/self/statm", "r");
+  if (statm == NULL || fscanf (statm, "%ld", &pages) != 1
+      || getrlimit (RLIMIT_AS, &saved) != 0)
+    return 30;
+  fclose (statm);
+  tight = saved;
+  tight.rlim_cur = (rlim_t) pages * (rlim_t) sysconf (_SC_PAGESIZE)
+                   + (1 << 20);
+  if (setrlimit (RLIMIT_AS, &tight) != 0)
+    return 31;
+  pthread_t t;
+  int err = pthread_create (&t, NULL, return_arg, NULL);
+  if (setrlimit (RLIMIT_AS, &saved) != 0)
+    return 32;
+  printf ("without memory: %s\n", strerror (err));
+  void *result = NULL;
+  if (pthread_create (&t, NULL, return_arg, &saved) != 0
+      || pthread_join (t, &result) != 0 || result != &saved)
+    return 33;
+  printf ("with memory: started\n");
+  return 0;
+}
+
+START_TEST (create_without_memory_fails)
+{
+  char out[256];
+  int status = run_helper ("--create-without-memory", NULL, out, sizeof out);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "helper status %#x, output: %s", status, out);
+  ck_assert_str_eq (out, "without memory: Resource temporarily unavailable\n"
+                         "with memory: started\n");
+}
+END_TEST
+
 /* ---- guard page ----------------------------------------------------- */
 
 /* Far beyond any stack; the compiler cannot tell the recursion ends.  */
@@ -490,6 +540,8 @@ main (int argc, char **argv)
     return helper_main_returns ();
   if (argc == 2 && strcmp (argv[1], "--main-pthread-exit") == 0)
     return helper_main_pthread_exit ();
+  if (argc == 2 && strcmp (argv[1], "--create-without-memory") == 0)
+    return helper_create_without_memory ();
 
   Suite *s = suite_create ("process");
   add_case (s, "fork", fork_from_thread);
@@ -498,5 +550,6 @@ main (int argc, char **argv)
   add_case (s, "main-pthread-exit", main_pthread_exit_keeps_process);
   add_case (s, "stack-size", stack_size_follows_rlimit);
   add_case (s, "guard-page", guard_page_stops_overflow);
+  add_case (s, "create-without-memory", create_without_memory_fails);
   return xp_test_run (s);
 }

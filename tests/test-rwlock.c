@@ -126,7 +126,6 @@ START_TEST (test_errors_own_write_lock)
   ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
   /* An invalid time is reported before anything else.  */
   ck_assert_int_eq (pthread_rwlock_timedwrlock (&l, &bad), EINVAL);
-  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
   ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
   ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
 }
@@ -269,6 +268,52 @@ start_blocked (pthread_t *th, struct blocked *b, void *(*fn) (void *))
   ck_assert_int_eq (atomic_load (&b->done), 0);
 }
 
+static void *
+read_and_keep (void *arg)
+{
+  ck_assert_int_eq (pthread_rwlock_rdlock (arg), 0);
+  return NULL;
+}
+
+/* glibc destroys a held lock, and programs go on: one destroys a lock
+   that a thread which has since exited still holds.  The lock can be
+   initialised again and used.  */
+START_TEST (test_destroy_held)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, read_and_keep, &l), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_init (&l, NULL), 0);
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_init (&l, NULL), 0);
+  ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
+/* Sleepers would never wake: that lock stays busy.  */
+START_TEST (test_destroy_with_sleepers)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  struct blocked r = { .lock = &l };
+  pthread_t rt;
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  start_blocked (&rt, &r, blocked_reader);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_join (rt, NULL), 0);
+  ck_assert_int_eq (r.result, 0);
+  ck_assert_int_eq (pthread_rwlock_destroy (&l), 0);
+}
+END_TEST
+
 /* With a reader inside and a writer waiting: can a new reader enter?  */
 static void
 check_preference (pthread_rwlock_t *l, bool writer_first)
@@ -404,13 +449,6 @@ give_slots (pthread_rwlock_t *l)
   return true;
 }
 
-static void *
-read_and_keep (void *arg)
-{
-  ck_assert_int_eq (pthread_rwlock_rdlock (arg), 0);
-  return NULL;
-}
-
 /* glibc lets another thread release a read lock; so do the slots.  */
 START_TEST (test_slots_unlock_by_other_thread)
 {
@@ -421,7 +459,6 @@ START_TEST (test_slots_unlock_by_other_thread)
   ck_assert_int_eq (pthread_create (&t, NULL, read_and_keep, &l), 0);
   ck_assert_int_eq (pthread_join (t, NULL), 0);
   ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
-  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
   ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
   ck_assert_int_eq (pthread_rwlock_unlock (&l), EPERM);
   ck_assert_int_eq (pthread_rwlock_trywrlock (&l), 0);
@@ -477,7 +514,6 @@ START_TEST (test_slots_reader_moves)
   ck_assert (run_on_cpu (1));
   ck_assert_int_eq (sched_getcpu (), 1);
   ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
-  ck_assert_int_eq (pthread_rwlock_destroy (&l), EBUSY);
   ck_assert_int_eq (pthread_rwlock_rdlock (&l), 0);
   ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
   ck_assert_int_eq (pthread_rwlock_trywrlock (&l), EBUSY);
@@ -796,6 +832,8 @@ main (void)
   tcase_add_test (tc, test_writer_preference);
   tcase_add_test (tc, test_reader_preference);
   tcase_add_test (tc, test_blocking);
+  tcase_add_test (tc, test_destroy_held);
+  tcase_add_test (tc, test_destroy_with_sleepers);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("slots");

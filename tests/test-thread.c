@@ -179,6 +179,19 @@ START_TEST (join_cycle_is_deadlock)
 }
 END_TEST
 
+/* An ID used after its thread was joined: glibc answers ESRCH, as POSIX
+   recommends, while the memory behind it waits for reuse.  */
+START_TEST (join_after_join_is_esrch)
+{
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, return_arg, NULL), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), ESRCH);
+  ck_assert_int_eq (pthread_tryjoin_np (t, NULL), ESRCH);
+  ck_assert_int_eq (pthread_detach (t), ESRCH);
+}
+END_TEST
+
 START_TEST (join_detached_is_invalid)
 {
   pthread_t t;
@@ -505,6 +518,7 @@ thread_suite (void)
   tcase_add_test (tc, join_self_is_deadlock);
   tcase_add_test (tc, join_cycle_is_deadlock);
   tcase_add_test (tc, join_detached_is_invalid);
+  tcase_add_test (tc, join_after_join_is_esrch);
   tcase_add_test (tc, tryjoin_busy_then_done);
   tcase_add_test (tc, timedjoin_times_out_then_joins);
   tcase_add_test (tc, timedjoin_rejects_bad_arguments);

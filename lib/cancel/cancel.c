@@ -204,14 +204,6 @@ pthread_setcanceltype (int type, int *oldtype)
 XP_EXPORT (pthread_setcanceltype)
 
 void
-xp_testcancel (void)
-{
-  struct xp_thread *self = xp_self ();
-  if (xp_unlikely (xp_cancel_due (xp_load_acquire (&self->cancel))))
-    xp_cancel_act ();
-}
-
-void
 pthread_testcancel (void)
 {
   xp_testcancel ();

@@ -36,8 +36,18 @@ xp_cancel_due (unsigned word)
    as the result.  */
 void xp_cancel_act (void) XP_HIDDEN __attribute__ ((noreturn));
 
-/* pthread_testcancel for library code.  */
-void xp_testcancel (void) XP_HIDDEN;
+/* pthread_testcancel for library code, and for the cancellation points
+   that act whether or not they block (sem_wait): one load when no cancel
+   is due.  A thread without a descriptor has no cancel pending: asking
+   for one needs its pthread_t, which adopts it.  */
+static inline void
+xp_testcancel (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (xp_unlikely (self != NULL
+                   && xp_cancel_due (xp_load_acquire (&self->cancel))))
+    xp_cancel_act ();
+}
 
 /* A system call that is a cancellation point: if a cancel is due before
    the call has taken effect (before the system call instruction, or while

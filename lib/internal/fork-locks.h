@@ -25,8 +25,8 @@
    - thread_list: taken with glibc's thread list lock held (create_raw)
      and by exiting threads with every signal blocked, so it comes last:
      once prepare has it, it waits for nothing more.
-   - default_attr, keys, named_sems, system: leaves; their holders call
-     only malloc, mmap, sigaction or getrlimit.
+   - default_attr, keys, named_sems, system, hosted_descriptors: leaves;
+     their holders call only malloc, mmap, sigaction or getrlimit.
    No lock of the table is taken while another of them is held.
 
    Not in the table, and why:
@@ -58,6 +58,7 @@
   X (keys) \
   X (named_sems) \
   X (system) \
+  X (hosted_descriptors) \
   X (stack_cache) \
   X (thread_list)
 

@@ -49,6 +49,8 @@ enum xp_thread_kind
 #define XP_JOIN_DETACHED 1u
 #define XP_JOIN_JOINING 2u
 #define XP_JOIN_EXITED 4u
+/* Joined and released: the ID outlived the thread (ESRCH).  */
+#define XP_JOIN_RELEASED 8u
 
 struct xp_thread
 {
@@ -210,6 +212,11 @@ xp_thread_exited (struct xp_thread *t)
 void xp_tsd_run_destructors (struct xp_thread *self) XP_HIDDEN;
 /* Free second-level TSD blocks (the thread is gone).  */
 void xp_tsd_release (struct xp_thread *t) XP_HIDDEN;
+
+/* A hosted thread's descriptor, and its retirement for reuse
+   (descriptors.c); retiring releases its thread-specific data.  */
+struct xp_thread *xp_descriptor_new (void) XP_HIDDEN;
+void xp_descriptor_retire (struct xp_thread *t) XP_HIDDEN;
 
 /* Release an exited thread's resources (stack to the cache).  */
 void xp_thread_release (struct xp_thread *t) XP_HIDDEN;

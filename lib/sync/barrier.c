@@ -34,6 +34,7 @@
 #define _GNU_SOURCE
 #include "export.h"
 #include "futex.h"
+#include "lock-hooks.h"
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -121,6 +122,9 @@ pthread_barrier_wait (pthread_barrier_t *bar)
 {
   struct xp_barrier *b = barrier (bar);
   unsigned count = b->count;
+  /* For the lock hooks every arrival happens before every departure.  */
+  xp_hook_sync_words (bar, sizeof *bar);
+  xp_hook_send (bar);
   uint64_t old = xp_fetch_add (&b->state.whole, 1);
   if ((uint32_t) old + 1 == count)
     {
@@ -129,10 +133,12 @@ pthread_barrier_wait (pthread_barrier_t *bar)
       if (count > 1)
         xp_futex_wake ((int *) &b->state.half[ROUND_HALF], INT_MAX,
                        is_private (b));
+      xp_hook_receive (bar);
       leave (b);
       return PTHREAD_BARRIER_SERIAL_THREAD;
     }
   sleep_through_round (b, (uint32_t) (old >> 32));
+  xp_hook_receive (bar);
   leave (b);
   return 0;
 }

@@ -46,6 +46,7 @@
 #include "export.h"
 #include "lock.h"
 #include "mutex.h"
+#include "lock-hooks.h"
 #include "spin-policy.h"
 #include <errno.h>
 #include <limits.h>
@@ -224,6 +225,8 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
   if (err != 0)
     return err;
   struct xp_cond_waiter w = { .state = WAITING, .go = GO_WAIT };
+  xp_hook_sync_words (c, sizeof *c);
+  xp_hook_sync_words (&w, sizeof w);
   xp_lock (list_lock (c));
   append (c, &w);
   xp_unlock (list_lock (c));
@@ -237,6 +240,7 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
       return err;
     }
   err = sleep_until_signalled (c, &w, clock, abstime);
+  xp_hook_receive (c);
   int relock = xp_mutex_relock_after_wait (m);
   if (w.next_in_batch != NULL)
     wake (w.next_in_batch);
@@ -310,6 +314,9 @@ pthread_cond_signal (pthread_cond_t *cond)
   if (is_pshared (c))
     return xp_glibc_cond_protocol_known () ? xp_cond_shared_signal (cond)
                                            : xp_glibc_cond ()->signal (cond);
+  /* What the signaller did happens before the waits it ends.  */
+  xp_hook_sync_words (c, sizeof *c);
+  xp_hook_send (c);
   if (xp_load_relaxed (&c->oldest) == NULL)
     return 0;
   struct xp_cond_waiter *chosen = NULL;
@@ -336,6 +343,8 @@ pthread_cond_broadcast (pthread_cond_t *cond)
     return xp_glibc_cond_protocol_known ()
            ? xp_cond_shared_broadcast (cond)
            : xp_glibc_cond ()->broadcast (cond);
+  xp_hook_sync_words (c, sizeof *c);
+  xp_hook_send (c);
   if (xp_load_relaxed (&c->oldest) == NULL)
     return 0;
   struct xp_cond_waiter *first = NULL, *last = NULL;

@@ -239,6 +239,27 @@ xp_mutex_robust_unlock (pthread_mutex_t *m, int kind)
   return 0;
 }
 
+/* glibc destroys a held robust mutex, and programs go on.  The caller's
+   own leaves its robust list first, which would otherwise link a mutex
+   that is gone.  Busy: one that another live thread holds (its list
+   links it) and one with sleepers (they would never wake).  For robust
+   PI mutexes too.  */
+int
+xp_mutex_robust_destroy (pthread_mutex_t *m, int kind, int word)
+{
+  int owner = word & FUTEX_TID_MASK;
+  if ((word & FUTEX_WAITERS) || (owner != 0 && owner != xp_self_tid ()))
+    return EBUSY;
+  if (owner != 0)
+    {
+      struct robust_list_head *head = xp_robust_head ();
+      xp_robust_set_pending (head, m, (kind & XP_MUTEX_PRIO_INHERIT) != 0);
+      xp_robust_dequeue (head, m);
+      xp_robust_clear_pending (head);
+    }
+  return 0;
+}
+
 /* For robust PI mutexes too: the same fields mean the same.  */
 int
 xp_mutex_robust_consistent (pthread_mutex_t *m)

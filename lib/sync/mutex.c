@@ -51,6 +51,7 @@
 #define _GNU_SOURCE
 #include "mutex.h"
 #include "export.h"
+#include "lock-hooks.h"
 #include "mutexattr.h"
 #include "spin-policy.h"
 #include <errno.h>
@@ -251,6 +252,30 @@ lock_slow (pthread_mutex_t *m, int kind)
   return lock_any (m, kind, CLOCK_REALTIME, NULL);
 }
 
+/* The lock hooks see a recursive mutex taken and released once, at its
+   outermost level, as the tools expect of a lock.  */
+static bool
+outermost (const pthread_mutex_t *m, int kind)
+{
+  return (kind & XP_MUTEX_TYPE_MASK) != PTHREAD_MUTEX_RECURSIVE_NP
+         || m->__data.__count == 1;
+}
+
+/* Returns ERR, the answer of a lock that has just been tried.  */
+static int
+after_lock (pthread_mutex_t *m, int kind, int err)
+{
+  if (err == 0 && outermost (m, kind))
+    xp_hook_acquired (m, sizeof *m, true);
+  return err;
+}
+
+static __attribute__ ((noinline)) int
+lock_hooked (pthread_mutex_t *m, int kind)
+{
+  return after_lock (m, kind, lock_slow (m, kind));
+}
+
 /* While the process has a single thread (glibc's own flag, cleared for
    good before the first thread starts), a private mutex needs no atomic
    instruction: nothing else can look at it.  */
@@ -264,11 +289,15 @@ int
 pthread_mutex_lock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
+  int hooked = xp_mutex_hooked (kind);
   /* The private normal and adaptive kinds record no owner.  The empty
      asm keeps the compiler from testing for the adaptive kind first, so
-     that the default mutex pays for one test only.  */
-  if (xp_unlikely (kind != 0))
+     that the default mutex pays for one test only, which also tests the
+     lock hooks.  */
+  if (xp_unlikely (hooked != 0))
     {
+      if (xp_unlikely (hooked != kind))
+        return lock_hooked (m, kind);
       int opaque = kind;
       __asm__ ("" : "+r" (opaque));
       if (opaque != PTHREAD_MUTEX_ADAPTIVE_NP)
@@ -305,7 +334,8 @@ XP_EXPORT (pthread_mutex_lock)
 int
 pthread_mutex_timedlock (pthread_mutex_t *m, const struct timespec *abstime)
 {
-  return lock_any (m, xp_mutex_kind (m), CLOCK_REALTIME, abstime);
+  int kind = xp_mutex_kind (m);
+  return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, abstime));
 }
 XP_EXPORT (pthread_mutex_timedlock)
 
@@ -315,14 +345,14 @@ pthread_mutex_clocklock (pthread_mutex_t *m, clockid_t clock,
 {
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
-  return lock_any (m, xp_mutex_kind (m), clock, abstime);
+  int kind = xp_mutex_kind (m);
+  return after_lock (m, kind, lock_any (m, kind, clock, abstime));
 }
 XP_EXPORT (pthread_mutex_clocklock)
 
-int
-pthread_mutex_trylock (pthread_mutex_t *m)
+static int
+trylock (pthread_mutex_t *m, int kind)
 {
-  int kind = xp_mutex_kind (m);
   if (xp_unlikely (kind < 0))
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
@@ -343,6 +373,13 @@ pthread_mutex_trylock (pthread_mutex_t *m)
     m->__data.__count = 1;
   take_ownership (m, kind, tid);
   return 0;
+}
+
+int
+pthread_mutex_trylock (pthread_mutex_t *m)
+{
+  int kind = xp_mutex_kind (m);
+  return after_lock (m, kind, trylock (m, kind));
 }
 XP_EXPORT (pthread_mutex_trylock)
 
@@ -373,12 +410,26 @@ unlock_slow (pthread_mutex_t *m, int kind)
   return unlock_typed (m, kind);
 }
 
+/* Told before the unlock, which may let another thread take the mutex
+   at once; an unlock that then fails (EPERM) is the misuse the tools
+   report.  */
+static __attribute__ ((noinline)) int
+unlock_hooked (pthread_mutex_t *m, int kind)
+{
+  if (kind >= 0 && outermost (m, kind))
+    xp_hook_releasing (m, sizeof *m, true);
+  return unlock_slow (m, kind);
+}
+
 int
 pthread_mutex_unlock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
-  if (xp_unlikely (kind != 0))
+  int hooked = xp_mutex_hooked (kind);
+  if (xp_unlikely (hooked != 0))
     {
+      if (xp_unlikely (hooked != kind))   /* as in pthread_mutex_lock */
+        return unlock_hooked (m, kind);
       int opaque = kind;
       __asm__ ("" : "+r" (opaque));   /* as in pthread_mutex_lock */
       if (opaque != PTHREAD_MUTEX_ADAPTIVE_NP)
@@ -414,7 +465,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
   if (!xp_mutex_word_protocol (kind))
-    return lock_any (m, kind, CLOCK_REALTIME, NULL);
+    return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, NULL));
   /* The mutex is usually held by the signaller, about to release it
      (often in a wait of its own): spin the longest spin the policy
      allows, whatever the lock's estimate says, and leave the estimate to
@@ -430,7 +481,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
   take_ownership (m, kind, xp_self_tid ());
-  return 0;
+  return after_lock (m, kind, 0);
 }
 
 int
@@ -476,15 +527,11 @@ pthread_mutex_destroy (pthread_mutex_t *m)
   int word = xp_load_relaxed (&m->__data.__lock);
   if (kind >= 0 && (kind & XP_MUTEX_PRIO_PROTECT))
     word &= ~(int) XP_MUTEX_CEILING_MASK;   /* the ceiling is no lock */
-  if (kind >= 0 && (kind & XP_MUTEX_ROBUST))
-    {
-      /* A dead owner stays counted in __nusers, and its death leaves no
-         tid in the word: only a live holder makes the mutex busy.  */
-      if (word & FUTEX_TID_MASK)
-        return EBUSY;
-    }
-  else if (word != 0 || m->__data.__nusers != 0)
-    return EBUSY;
+  int err = kind >= 0 && (kind & XP_MUTEX_ROBUST)
+            ? xp_mutex_robust_destroy (m, kind, word)
+            : word != 0 || m->__data.__nusers != 0 ? EBUSY : 0;
+  if (err != 0)
+    return err;
   /* Later use of the mutex then fails with EINVAL, as with glibc.  */
   xp_store_relaxed (&m->__data.__kind, -1);
   return 0;

@@ -62,6 +62,10 @@ int xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
                           const struct timespec *abstime) XP_HIDDEN;
 int xp_mutex_robust_trylock (pthread_mutex_t *m, int kind) XP_HIDDEN;
 int xp_mutex_robust_unlock (pthread_mutex_t *m, int kind) XP_HIDDEN;
+/* pthread_mutex_destroy of a robust mutex (PI or not) whose lock word,
+   without a priority ceiling, reads word: 0 or EBUSY.  */
+int xp_mutex_robust_destroy (pthread_mutex_t *m, int kind, int word)
+  XP_HIDDEN;
 /* Any robust mutex, priority inheritance or not.  */
 int xp_mutex_robust_consistent (pthread_mutex_t *m) XP_HIDDEN;
 

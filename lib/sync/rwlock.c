@@ -105,6 +105,7 @@
 #include "rwlock.h"
 #include "export.h"
 #include "futex.h"
+#include "lock-hooks.h"
 #include "reader-slots.h"
 #include "spin-policy.h"
 #include "thread.h"
@@ -445,17 +446,20 @@ judge_slots (pthread_rwlock_t *rw, unsigned id)
 
 /* The hold counts are a hint for unlock: a thread without a descriptor
    keeps none, and its unlocks look at the state.  */
+/* The lock is taken: count it for unlock, and tell the lock hooks.  */
 static inline void
-now_reading (void)
+now_reading (pthread_rwlock_t *rw)
 {
+  xp_hook_acquired (rw, sizeof *rw, false);
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_reads++;
 }
 
 static inline void
-now_writing (void)
+now_writing (pthread_rwlock_t *rw)
 {
+  xp_hook_acquired (rw, sizeof *rw, true);
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_writes++;
@@ -589,7 +593,7 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
   unsigned id = slots_in_use (rw);
   if (id != 0 && xp_likely (read_via_slot (rw, id)))
     {
-      now_reading ();
+      now_reading (rw);
       return 0;
     }
   unsigned old = xp_fetch_add (state (rw), ONE_READER);
@@ -598,13 +602,13 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
     {
       if (xp_unlikely ((old & READERS) != 0))
         readers_met (rw);
-      now_reading ();
+      now_reading (rw);
       return 0;
     }
   release_reader (rw);
   int err = rdlock_slow (rw, clock, abstime);
   if (err == 0)
-    now_reading ();
+    now_reading (rw);
   return err;
 }
 
@@ -654,7 +658,7 @@ wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
   if (err == 0)
     {
       xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
-      now_writing ();
+      now_writing (rw);
     }
   return err;
 }
@@ -676,10 +680,12 @@ XP_EXPORT (pthread_rwlock_init)
 int
 pthread_rwlock_destroy (pthread_rwlock_t *rw)
 {
-  if ((xp_load_relaxed (state (rw)) & (WRITER | READERS))
-      || !no_reader_in_slots (rw))
-    return EBUSY;
-  return 0;
+  /* glibc destroys a held rwlock (programs destroy one that a thread
+     which has since exited still holds); only one with sleepers, who
+     would never wake, is busy.  A waiting bit alone may be stale.  */
+  unsigned s = xp_load_relaxed (state (rw));
+  bool held = (s & (WRITER | READERS)) || !no_reader_in_slots (rw);
+  return held && (s & WAITING) ? EBUSY : 0;
 }
 XP_EXPORT (pthread_rwlock_destroy)
 
@@ -713,7 +719,7 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
   unsigned id = slots_in_use (rw);
   if (id != 0 && read_via_slot (rw, id))
     {
-      now_reading ();
+      now_reading (rw);
       return 0;
     }
   bool writer_pref = prefers_writers (rw);
@@ -724,7 +730,7 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
         return EAGAIN;
       if (xp_cas (state (rw), &s, s + ONE_READER))
         {
-          now_reading ();
+          now_reading (rw);
           return 0;
         }
     }
@@ -766,7 +772,7 @@ pthread_rwlock_trywrlock (pthread_rwlock_t *rw)
         if (!claim_from_slots (rw, false))
           return EBUSY;
         xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
-        now_writing ();
+        now_writing (rw);
         return 0;
       }
   return EBUSY;
@@ -787,6 +793,7 @@ pthread_rwlock_unlock (pthread_rwlock_t *rw)
   if (xp_likely (self != NULL && self->rwlock_reads != 0
                  && self->rwlock_writes == 0))
     {
+      xp_hook_releasing (rw, sizeof *rw, false);
       int err = release_read (rw);
       if (err == 0)
         self->rwlock_reads--;
@@ -797,11 +804,13 @@ pthread_rwlock_unlock (pthread_rwlock_t *rw)
   if ((xp_load_relaxed (state (rw)) & WRITER)
       && xp_load_relaxed (&rw->__data.__cur_writer) == xp_self_tid ())
     {
+      xp_hook_releasing (rw, sizeof *rw, true);
       release_writer (rw);
       if (self != NULL)
         count_down (&self->rwlock_writes);
       return 0;
     }
+  xp_hook_releasing (rw, sizeof *rw, false);
   int err = release_read (rw);
   if (err == 0 && self != NULL)
     count_down (&self->rwlock_reads);

@@ -135,6 +135,8 @@ wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime)
 {
   struct xp_sem *s = as_sem (sem);
   int err = 0;
+  /* A cancellation point that acts even with a token to take.  */
+  xp_testcancel ();
   if (xp_unlikely (!take_token (s)))
     err = wait_slow (s, clock, abstime);
   if (err == 0)

@@ -9,6 +9,7 @@
    accepts any pshared value, and so does pthread_spin_init here.  */
 #define _GNU_SOURCE
 #include "export.h"
+#include "lock-hooks.h"
 #include "sync-layout.h"
 #include <errno.h>
 
@@ -36,6 +37,7 @@ pthread_spin_lock (pthread_spinlock_t *lock)
   while (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED)
     while (xp_load_relaxed (lock) != XP_SPIN_UNLOCKED)
       xp_cpu_relax ();
+  xp_hook_acquired ((void *) lock, sizeof *lock, true);
   return 0;
 }
 XP_EXPORT (pthread_spin_lock)
@@ -44,13 +46,17 @@ int
 pthread_spin_trylock (pthread_spinlock_t *lock)
 {
   int expected = XP_SPIN_UNLOCKED;
-  return xp_cas (lock, &expected, XP_SPIN_LOCKED) ? 0 : EBUSY;
+  if (!xp_cas (lock, &expected, XP_SPIN_LOCKED))
+    return EBUSY;
+  xp_hook_acquired ((void *) lock, sizeof *lock, true);
+  return 0;
 }
 XP_EXPORT (pthread_spin_trylock)
 
 int
 pthread_spin_unlock (pthread_spinlock_t *lock)
 {
+  xp_hook_releasing ((void *) lock, sizeof *lock, true);
   xp_store_release (lock, XP_SPIN_UNLOCKED);
   return 0;
 }

@@ -17,7 +17,9 @@ pthread_detach (pthread_t thread)
   enum xp_thread_kind kind = t->kind;
   unsigned old = xp_load_acquire (&t->join_state);
   do
-    if (old & (XP_JOIN_DETACHED | XP_JOIN_JOINING))
+    if (old & XP_JOIN_RELEASED)
+      return ESRCH;
+    else if (old & (XP_JOIN_DETACHED | XP_JOIN_JOINING))
       return EINVAL;
   while (!xp_cas (&t->join_state, &old, old | XP_JOIN_DETACHED));
   if (kind == XP_THREAD_HOSTED)

@@ -55,8 +55,7 @@ exit_hosted (struct xp_thread *self, void *result)
   unsigned old = mark_exited (self);
   if (old & XP_JOIN_DETACHED)
     {
-      xp_tsd_release (self);
-      free (self);
+      xp_descriptor_retire (self);
     }
   else
     {

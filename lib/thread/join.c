@@ -4,9 +4,10 @@
    A thread is finished when its tid word is zero: the kernel clears it,
    and wakes futex waiters, once the thread no longer runs on its stack
    (CLONE_CHILD_CLEARTID).  That wake is not a private one, so the wait
-   must be shared (DESIGN.md section 2).  The joiner claims the thread with
-   the JOINING bit first, which makes a second joiner or a detach fail
-   with EINVAL instead of racing for the thread's resources.  */
+   must be shared.  The joiner claims the thread with the JOINING bit
+   first, which makes a second joiner or a detach fail with EINVAL instead
+   of racing for the thread's resources; once joined, the thread is marked
+   RELEASED, and its ID answers ESRCH while its memory waits for reuse.  */
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "compat.h"
@@ -14,14 +15,15 @@
 #include "stack.h"
 #include "thread.h"
 #include <errno.h>
-#include <stdlib.h>
 
 static int
 claim (struct xp_thread *t)
 {
   unsigned old = xp_load_acquire (&t->join_state);
   do
-    if (old & (XP_JOIN_DETACHED | XP_JOIN_JOINING))
+    if (old & XP_JOIN_RELEASED)
+      return ESRCH;
+    else if (old & (XP_JOIN_DETACHED | XP_JOIN_JOINING))
       return EINVAL;
   while (!xp_cas (&t->join_state, &old, old | XP_JOIN_JOINING));
   return 0;
@@ -71,8 +73,7 @@ xp_thread_release (struct xp_thread *t)
       break;
     case XP_THREAD_HOSTED:
       xp_hosted_join (t);
-      xp_tsd_release (t);
-      free (t);
+      xp_descriptor_retire (t);
       break;
     case XP_THREAD_ADOPTED:
       /* The main thread's descriptor is static.  */
@@ -110,6 +111,7 @@ join (pthread_t thread, void **result, clockid_t clock,
     return err;
   if (result != NULL)
     *result = t->result;
+  xp_fetch_or (&t->join_state, XP_JOIN_RELEASED);
   xp_thread_release (t);
   return 0;
 }

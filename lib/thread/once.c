@@ -36,6 +36,7 @@
 #include "common.h"
 #include "export.h"
 #include "futex.h"
+#include "lock-hooks.h"
 #include "thread.h"
 #include <pthread.h>
 
@@ -69,6 +70,7 @@ runner_is_gone (int word_value)
 static void
 finish (int *word, int final_state)
 {
+  xp_hook_send (word);
   int old = xp_exchange_release (word, final_state);
   if ((old & ONCE_STATE_MASK) == ONCE_RUNNING_WAITERS)
     xp_futex_wake (word, INT32_MAX, true);
@@ -92,12 +94,16 @@ run_once_routine (int *word, void (*routine) (void))
 static void __attribute__ ((noinline))
 once_slow (int *word, void (*routine) (void))
 {
+  xp_hook_sync_words (word, sizeof *word);
   for (;;)
     {
       int value = xp_load_acquire (word);
       int state = value & ONCE_STATE_MASK;
       if (state == ONCE_DONE)
-        return;
+        {
+          xp_hook_receive (word);
+          return;
+        }
       if (state == ONCE_INIT || runner_is_gone (value))
         {
           if (xp_cas (word, &value, running_state ()))
@@ -117,7 +123,9 @@ once_slow (int *word, void (*routine) (void))
 int
 pthread_once (pthread_once_t *control, void (*routine) (void))
 {
-  if (xp_likely (xp_load_acquire (control) == ONCE_DONE))
+  /* Under the lock hooks every call takes the slow path, where the
+     routine's end is received.  */
+  if (xp_likely (xp_load_acquire (control) == ONCE_DONE) && !xp_hooks_on ())
     return 0;
   once_slow (control, routine);
   return 0;

@@ -23,6 +23,8 @@ errors, reads = [], [0]
 def writer(n):
     try:
         c = sqlite3.connect(path, timeout=60)
+        # No fsync per commit: time the locking, not the disk.
+        c.execute("PRAGMA synchronous=OFF")
         for lo in range(0, PER, 100):
             with c:
                 c.executemany("INSERT INTO t VALUES (?, ?, ?)",
