@@ -24,6 +24,7 @@
 #include "cancel.h"
 #include "export.h"
 #include "futex.h"
+#include "lock-hooks.h"
 #include "spin-policy.h"
 #include "sync-layout.h"
 #include <errno.h>
@@ -137,10 +138,14 @@ wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime)
   int err = 0;
   /* A cancellation point that acts even with a token to take.  */
   xp_testcancel ();
+  xp_hook_sync_words (sem, sizeof *sem);
   if (xp_unlikely (!take_token (s)))
     err = wait_slow (s, clock, abstime);
   if (err == 0)
-    return 0;
+    {
+      xp_hook_receive (sem);
+      return 0;
+    }
   if (err == ECANCELED)
     xp_cancel_act ();
   errno = err;
@@ -173,6 +178,9 @@ int
 sem_post (sem_t *sem)
 {
   struct xp_sem *s = as_sem (sem);
+  /* Every post happens before the waits after it (the lock hooks).  */
+  xp_hook_sync_words (sem, sizeof *sem);
+  xp_hook_send (sem);
   /* Read before the CAS: the semaphore may be gone once it succeeds.  */
   bool private_ = is_private (s);
   uint64_t d = xp_load_relaxed (&s->data.whole);
@@ -217,8 +225,12 @@ XP_EXPORT (sem_timedwait)
 int
 sem_trywait (sem_t *sem)
 {
+  xp_hook_sync_words (sem, sizeof *sem);
   if (take_token (as_sem (sem)))
-    return 0;
+    {
+      xp_hook_receive (sem);
+      return 0;
+    }
   errno = EAGAIN;
   return -1;
 }

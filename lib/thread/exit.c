@@ -10,15 +10,19 @@
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "compat.h"
+#include "lock-hooks.h"
 #include "stack.h"
 #include "thread.h"
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 
+/* Also the end of the thread's life for the lock hooks: all it did
+   happens before its joiner returns (join.c).  */
 static unsigned
 mark_exited (struct xp_thread *self)
 {
+  xp_hook_send (self);
   xp_lock (&self->exit_lock);
   unsigned old = xp_fetch_or (&self->join_state, XP_JOIN_EXITED);
   xp_unlock (&self->exit_lock);

@@ -12,6 +12,7 @@
 #include "cancel.h"
 #include "compat.h"
 #include "export.h"
+#include "lock-hooks.h"
 #include "stack.h"
 #include "thread.h"
 #include <errno.h>
@@ -109,6 +110,7 @@ join (pthread_t thread, void **result, clockid_t clock,
     xp_cancel_act ();
   if (err != 0)
     return err;
+  xp_hook_receive (t);
   if (result != NULL)
     *result = t->result;
   xp_fetch_or (&t->join_state, XP_JOIN_RELEASED);
