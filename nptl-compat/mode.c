@@ -2,6 +2,7 @@
    validates, hosted (glibc's pthread_create) otherwise or on request.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "env.h"
 #include "export.h"
 #include "layout.h"
 #include "lock-hooks.h"
@@ -29,8 +30,8 @@ requested_mode (const char **why)
       *why = "running under valgrind";
       return XP_MODE_HOSTED;
     }
-  const char *env = getenv ("XPTHREAD_MODE");
-  if (env == NULL || *env == '\0' || strcmp (env, "auto") == 0)
+  const char *env = xp_env_string ("XPTHREAD_MODE");
+  if (env == NULL || strcmp (env, "auto") == 0)
     return XP_MODE_RAW;
   if (strcmp (env, "hosted") == 0)
     {
@@ -54,7 +55,7 @@ xp_compat_init (void)
       why = xp_layout_discover ();
       if (why != NULL)
         {
-          const char *env = getenv ("XPTHREAD_MODE");
+          const char *env = xp_env_string ("XPTHREAD_MODE");
           if (env != NULL && strcmp (env, "raw") == 0)
             xp_fatal ("XPTHREAD_MODE=raw but glibc's layout is unusable: %s",
                       why);
@@ -67,8 +68,7 @@ xp_compat_init (void)
     xp_layout_find_tls_dtors ();
   xp_mode = mode;
   xp_mode_reason = why;
-  const char *show = getenv ("XPTHREAD_SHOW_MODE");
-  if (show != NULL && *show != '\0' && strcmp (show, "0") != 0)
+  if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
     xp_warn ("mode %s (%s)", xpthread_mode_np (), why);
 }
 

@@ -6,23 +6,46 @@
 #include <errno.h>
 #include <sched.h>
 
+static inline bool
+initialised (const pthread_mutexattr_t *attr)
+{
+  int word = *xp_mutexattr_word (attr);
+  return word == 0 || (word & XP_MUTEXATTR_MARK_MASK) == XP_MUTEXATTR_MARK;
+}
+
+/* The field, or -1 for an object that is not an initialised one.  */
 static inline int
 get_field (const pthread_mutexattr_t *attr, int mask, int shift)
 {
+  if (!initialised (attr))
+    return -1;
   return (*xp_mutexattr_word (attr) & mask) >> shift;
 }
 
-static inline void
+static inline int
 set_field (pthread_mutexattr_t *attr, int mask, int shift, int value)
 {
+  if (!initialised (attr))
+    return EINVAL;
   int *word = xp_mutexattr_word (attr);
-  *word = (*word & ~mask) | ((value << shift) & mask);
+  *word = (*word & ~mask) | ((value << shift) & mask) | XP_MUTEXATTR_MARK;
+  return 0;
+}
+
+/* Store field into *out, or answer EINVAL.  */
+static inline int
+answer (int field, int *out)
+{
+  if (field < 0)
+    return EINVAL;
+  *out = field;
+  return 0;
 }
 
 int
 pthread_mutexattr_init (pthread_mutexattr_t *attr)
 {
-  *xp_mutexattr_word (attr) = PTHREAD_MUTEX_DEFAULT;
+  *xp_mutexattr_word (attr) = XP_MUTEXATTR_MARK | PTHREAD_MUTEX_DEFAULT;
   return 0;
 }
 XP_EXPORT (pthread_mutexattr_init)
@@ -30,6 +53,10 @@ XP_EXPORT (pthread_mutexattr_init)
 int
 pthread_mutexattr_destroy (pthread_mutexattr_t *attr)
 {
+  /* The fields stay: glibc keeps them, and programs that destroy an
+     attribute before its last pthread_mutex_init work there.  */
+  int *word = xp_mutexattr_word (attr);
+  *word = (*word & ~XP_MUTEXATTR_MARK_MASK) | XP_MUTEXATTR_DESTROYED;
   return 0;
 }
 XP_EXPORT (pthread_mutexattr_destroy)
@@ -39,16 +66,14 @@ pthread_mutexattr_settype (pthread_mutexattr_t *attr, int type)
 {
   if (type < PTHREAD_MUTEX_TIMED_NP || type > PTHREAD_MUTEX_ADAPTIVE_NP)
     return EINVAL;
-  set_field (attr, XP_MUTEXATTR_TYPE_MASK, 0, type);
-  return 0;
+  return set_field (attr, XP_MUTEXATTR_TYPE_MASK, 0, type);
 }
 XP_EXPORT (pthread_mutexattr_settype)
 
 int
 pthread_mutexattr_gettype (const pthread_mutexattr_t *attr, int *type)
 {
-  *type = get_field (attr, XP_MUTEXATTR_TYPE_MASK, 0);
-  return 0;
+  return answer (get_field (attr, XP_MUTEXATTR_TYPE_MASK, 0), type);
 }
 XP_EXPORT (pthread_mutexattr_gettype)
 
@@ -57,18 +82,19 @@ pthread_mutexattr_setpshared (pthread_mutexattr_t *attr, int pshared)
 {
   if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)
     return EINVAL;
-  set_field (attr, XP_MUTEXATTR_PSHARED, 0,
-             pshared == PTHREAD_PROCESS_SHARED ? XP_MUTEXATTR_PSHARED : 0);
-  return 0;
+  return set_field (attr, XP_MUTEXATTR_PSHARED, 0,
+                    pshared == PTHREAD_PROCESS_SHARED
+                    ? XP_MUTEXATTR_PSHARED : 0);
 }
 XP_EXPORT (pthread_mutexattr_setpshared)
 
 int
 pthread_mutexattr_getpshared (const pthread_mutexattr_t *attr, int *pshared)
 {
-  *pshared = (*xp_mutexattr_word (attr) & XP_MUTEXATTR_PSHARED)
-             ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
-  return 0;
+  int shared = get_field (attr, XP_MUTEXATTR_PSHARED, 0);
+  return answer (shared < 0 ? -1
+                 : shared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE,
+                 pshared);
 }
 XP_EXPORT (pthread_mutexattr_getpshared)
 
@@ -77,18 +103,17 @@ pthread_mutexattr_setrobust (pthread_mutexattr_t *attr, int robust)
 {
   if (robust != PTHREAD_MUTEX_STALLED && robust != PTHREAD_MUTEX_ROBUST)
     return EINVAL;
-  set_field (attr, XP_MUTEXATTR_ROBUST, 0,
-             robust == PTHREAD_MUTEX_ROBUST ? XP_MUTEXATTR_ROBUST : 0);
-  return 0;
+  return set_field (attr, XP_MUTEXATTR_ROBUST, 0,
+                    robust == PTHREAD_MUTEX_ROBUST ? XP_MUTEXATTR_ROBUST : 0);
 }
 XP_EXPORT (pthread_mutexattr_setrobust)
 
 int
 pthread_mutexattr_getrobust (const pthread_mutexattr_t *attr, int *robust)
 {
-  *robust = (*xp_mutexattr_word (attr) & XP_MUTEXATTR_ROBUST)
-            ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED;
-  return 0;
+  int set = get_field (attr, XP_MUTEXATTR_ROBUST, 0);
+  return answer (set < 0 ? -1
+                 : set ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED, robust);
 }
 XP_EXPORT (pthread_mutexattr_getrobust)
 
@@ -98,18 +123,16 @@ pthread_mutexattr_setprotocol (pthread_mutexattr_t *attr, int protocol)
   if (protocol != PTHREAD_PRIO_NONE && protocol != PTHREAD_PRIO_INHERIT
       && protocol != PTHREAD_PRIO_PROTECT)
     return EINVAL;
-  set_field (attr, XP_MUTEXATTR_PROTOCOL_MASK, XP_MUTEXATTR_PROTOCOL_SHIFT,
-             protocol);
-  return 0;
+  return set_field (attr, XP_MUTEXATTR_PROTOCOL_MASK,
+                    XP_MUTEXATTR_PROTOCOL_SHIFT, protocol);
 }
 XP_EXPORT (pthread_mutexattr_setprotocol)
 
 int
 pthread_mutexattr_getprotocol (const pthread_mutexattr_t *attr, int *protocol)
 {
-  *protocol = get_field (attr, XP_MUTEXATTR_PROTOCOL_MASK,
-                         XP_MUTEXATTR_PROTOCOL_SHIFT);
-  return 0;
+  return answer (get_field (attr, XP_MUTEXATTR_PROTOCOL_MASK,
+                            XP_MUTEXATTR_PROTOCOL_SHIFT), protocol);
 }
 XP_EXPORT (pthread_mutexattr_getprotocol)
 
@@ -119,9 +142,8 @@ pthread_mutexattr_setprioceiling (pthread_mutexattr_t *attr, int ceiling)
   if (ceiling < sched_get_priority_min (SCHED_FIFO)
       || ceiling > sched_get_priority_max (SCHED_FIFO))
     return EINVAL;
-  set_field (attr, XP_MUTEXATTR_CEILING_MASK, XP_MUTEXATTR_CEILING_SHIFT,
-             ceiling);
-  return 0;
+  return set_field (attr, XP_MUTEXATTR_CEILING_MASK,
+                    XP_MUTEXATTR_CEILING_SHIFT, ceiling);
 }
 XP_EXPORT (pthread_mutexattr_setprioceiling)
 
@@ -129,12 +151,11 @@ int
 pthread_mutexattr_getprioceiling (const pthread_mutexattr_t *attr,
                                   int *ceiling)
 {
-  *ceiling = get_field (attr, XP_MUTEXATTR_CEILING_MASK,
-                        XP_MUTEXATTR_CEILING_SHIFT);
+  int set = get_field (attr, XP_MUTEXATTR_CEILING_MASK,
+                      XP_MUTEXATTR_CEILING_SHIFT);
   /* Never set: the lowest priority a ceiling can have, as with glibc.  */
-  if (*ceiling == 0)
-    *ceiling = sched_get_priority_min (SCHED_FIFO);
-  return 0;
+  return answer (set == 0 ? sched_get_priority_min (SCHED_FIFO) : set,
+                 ceiling);
 }
 XP_EXPORT (pthread_mutexattr_getprioceiling)
 

@@ -64,21 +64,21 @@
    waiting spinner (tried before the gaps) cost the 0 ns cells their lead
    over glibc and did not make them fairer.
 
-   Tunable by environment, read once at start-up:
-     XPTHREAD_SPIN=0             never spin
-     XPTHREAD_SPIN_MAX=<n>       upper bound of a spin (default 200 rounds
-                                 of cpu_relax, a few microseconds; at most
-                                 16000)
-     XPTHREAD_SPINNERS=<n>       threads allowed to spin at once (default
-                                 usable CPUs - 1)
+   Tunable by environment (env.c), read once at start-up:
+     XPTHREAD_SPIN=0             never spin: the one way to turn it off
+     XPTHREAD_SPIN_MAX=<n>       upper bound of a spin, 1 to 16000 (default
+                                 200 rounds of cpu_relax, a few us)
+     XPTHREAD_SPINNERS=<n>       threads allowed to spin at once, 1 to
+                                 1024 (default usable CPUs - 1)
      XPTHREAD_SPIN_BACKOFF=<n>   largest gap between two looks, in rounds,
-                                 rounded down to a power of two (default
-                                 64, at most 1024; 1: no gaps)
+                                 1 to 1024, rounded down to a power of two
+                                 (default 64; 1: no gaps)
      XPTHREAD_SPIN_TURN=<n>      rounds after which a mutex spinner may
-                                 ask for a turn (default 64; 0: never)  */
+                                 ask for a turn, 0 to 16000 (default 64;
+                                 0: never)  */
 #include "spin-policy.h"
+#include "env.h"
 #include <sched.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #define XP_DEFAULT_MAX_SPINS 200
@@ -86,33 +86,16 @@
 #define XP_DEFAULT_MAX_BACKOFF 64
 #define XP_MAX_MAX_BACKOFF 1024
 #define XP_DEFAULT_TURN_AFTER 64
+#define XP_MAX_SPINNERS 1024
 
 struct xp_spin_config xp_spin_config;
 int xp_spinners;
-
-static int
-env_int (const char *name, int fallback)
-{
-  const char *value = getenv (name);
-  if (value == NULL || *value == '\0')
-    return fallback;
-  char *end;
-  long n = strtol (value, &end, 10);
-  if (*end != '\0' || n < 0 || n > 1000000)
-    {
-      xp_warn ("%s=%s is not a count; using %d", name, value, fallback);
-      return fallback;
-    }
-  return (int) n;
-}
 
 /* The jitter of a gap is masked with the gap, which must be a power of
    two.  */
 static int
 power_of_two_at_most (int n)
 {
-  if (n > XP_MAX_MAX_BACKOFF)
-    n = XP_MAX_MAX_BACKOFF;
   int p = 1;
   while (2 * p <= n)
     p *= 2;
@@ -130,16 +113,16 @@ xp_spin_policy_init (void)
       && CPU_COUNT (&allowed) < cpus)
     cpus = CPU_COUNT (&allowed);
   int spinners = cpus > 1 ? (int) cpus - 1 : 0;
-  xp_spin_config.max_spins = env_int ("XPTHREAD_SPIN_MAX",
-                                      XP_DEFAULT_MAX_SPINS);
-  xp_spin_config.max_spinners = env_int ("XPTHREAD_SPINNERS", spinners);
-  /* The estimate is a short.  */
-  if (xp_spin_config.max_spins > XP_MAX_MAX_SPINS)
-    xp_spin_config.max_spins = XP_MAX_MAX_SPINS;
-  xp_spin_config.max_backoff = power_of_two_at_most (
-    env_int ("XPTHREAD_SPIN_BACKOFF", XP_DEFAULT_MAX_BACKOFF));
-  xp_spin_config.turn_after = env_int ("XPTHREAD_SPIN_TURN",
-                                      XP_DEFAULT_TURN_AFTER);
-  if (env_int ("XPTHREAD_SPIN", 1) == 0 || xp_spin_config.max_spins == 0)
-    xp_spin_config.max_spinners = 0;
+  if (spinners > XP_MAX_SPINNERS)
+    spinners = XP_MAX_SPINNERS;
+  /* The estimate is a short: hence the bound of max_spins.  */
+  xp_spin_config.max_spins = (int) xp_env_number (
+    "XPTHREAD_SPIN_MAX", XP_DEFAULT_MAX_SPINS, 1, XP_MAX_MAX_SPINS);
+  xp_spin_config.max_backoff = power_of_two_at_most ((int) xp_env_number (
+    "XPTHREAD_SPIN_BACKOFF", XP_DEFAULT_MAX_BACKOFF, 1, XP_MAX_MAX_BACKOFF));
+  xp_spin_config.turn_after = (int) xp_env_number (
+    "XPTHREAD_SPIN_TURN", XP_DEFAULT_TURN_AFTER, 0, XP_MAX_MAX_SPINS);
+  bool spin = xp_env_number ("XPTHREAD_SPIN", 1, 0, 1) != 0;
+  xp_spin_config.max_spinners = spin ? (int) xp_env_number (
+    "XPTHREAD_SPINNERS", spinners, 1, XP_MAX_SPINNERS) : 0;
 }
