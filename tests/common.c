@@ -47,3 +47,20 @@ xp_test_run (Suite *suite)
   srunner_free (runner);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+double
+xp_test_seconds_since (const struct timespec *start)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (double) (now.tv_sec - start->tv_sec)
+         + (double) (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+int
+xp_test_storm_seconds (int fallback)
+{
+  const char *s = getenv ("XP_STORM_SECONDS");
+  int n = s != NULL ? atoi (s) : 0;
+  return n > 0 ? n : fallback;
+}

@@ -1562,23 +1562,6 @@ static void *(*const storm_roles[STORM_THREADS]) (void *) = {
   storm_consumer, storm_consumer,
 };
 
-static int
-storm_seconds (void)
-{
-  const char *s = getenv ("XP_STORM_SECONDS");
-  int n = s != NULL ? atoi (s) : 0;
-  return n > 0 ? n : 3;
-}
-
-static double
-seconds_since (const struct timespec *start)
-{
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  return (double) (now.tv_sec - start->tv_sec)
-         + (double) (now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
 static void
 join_expecting (pthread_t t, void *want, const char *what)
 {
@@ -1591,7 +1574,7 @@ join_expecting (pthread_t t, void *want, const char *what)
    process-shared.  */
 START_TEST (cancel_storm)
 {
-  int seconds = storm_seconds ();
+  int seconds = xp_test_storm_seconds (3);
   init_mutex (&storm.qm, PTHREAD_MUTEX_NORMAL, _i == 1);
   init_cond (&storm.not_empty, _i == 1);
   init_cond (&storm.not_full, _i == 1);
@@ -1610,7 +1593,7 @@ START_TEST (cancel_storm)
   unsigned seed = storm_seed ();
   struct timespec start;
   clock_gettime (CLOCK_MONOTONIC, &start);
-  while (seconds_since (&start) < seconds
+  while (xp_test_seconds_since (&start) < seconds
          && __atomic_load_n (&storm.next_seq, __ATOMIC_RELAXED)
               < STORM_RECORDS / 2)
     {
@@ -1650,7 +1633,7 @@ START_TEST (cancel_storm)
       pthread_mutex_lock (&storm.qm);
       left = storm.q_len;
       pthread_mutex_unlock (&storm.qm);
-      if (left == 0 || seconds_since (&drain) > 10)
+      if (left == 0 || xp_test_seconds_since (&drain) > 10)
         break;
       usleep (1000);
     }
@@ -1775,7 +1758,7 @@ main (void)
   tcase_add_loop_test (tc, join_cancelled_target_still_joinable, 0,
                        N_WAIT_KINDS);
 
-  tc = new_case (s, "storm", storm_seconds () + 60);
+  tc = new_case (s, "storm", xp_test_storm_seconds (3) + 60);
   tcase_add_loop_test (tc, cancel_storm, 0, 2);
   return xp_test_run (s);
 }

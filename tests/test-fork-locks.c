@@ -188,15 +188,6 @@ hammer (void *arg)
   return (void *) failures;
 }
 
-static double
-seconds_since (const struct timespec *start)
-{
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  return (double) (now.tv_sec - start->tv_sec)
-         + (double) (now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
 /* The child's wait status, or -1 if it was still running after
    CHILD_SECONDS (it is then killed).  */
 static int
@@ -213,7 +204,7 @@ wait_with_timeout (pid_t pid)
         return status;
       ck_assert_msg (got == 0 || errno == EINTR, "waitpid: %s",
                      strerror (errno));
-      if (seconds_since (&start) > CHILD_SECONDS)
+      if (xp_test_seconds_since (&start) > CHILD_SECONDS)
         {
           kill (pid, SIGKILL);
           waitpid (pid, &status, 0);
@@ -221,13 +212,6 @@ wait_with_timeout (pid_t pid)
         }
       nanosleep (&pause, NULL);
     }
-}
-
-static int
-storm_seconds (void)
-{
-  const char *s = getenv ("XP_STORM_SECONDS");
-  return s != NULL ? atoi (s) : 0;
 }
 
 START_TEST (fork_while_in_library)
@@ -239,7 +223,7 @@ START_TEST (fork_while_in_library)
   ck_assert_msg (setfsuid_np != NULL, "xpthread_setfsuid_np is not exported");
   ck_assert_msg (api->use () == 0, "%s fails before any fork", api->name);
 
-  int seconds = storm_seconds ();
+  int seconds = xp_test_storm_seconds (0);
   int forks = seconds > 0 ? STRESS_FORKS : CHECK_FORKS;
   pthread_t hammers[HAMMERS];
   for (int i = 0; i < HAMMERS; i++)
@@ -250,7 +234,7 @@ START_TEST (fork_while_in_library)
   int done = 0;
   const char *failure = NULL;
   while (done < forks && failure == NULL
-         && (seconds == 0 || seconds_since (&start) < seconds))
+         && (seconds == 0 || xp_test_seconds_since (&start) < seconds))
     {
       pid_t pid = fork ();
       ck_assert_int_ge (pid, 0);
@@ -275,7 +259,7 @@ START_TEST (fork_while_in_library)
   sem_unlink (sem_name);
   if (getenv ("XP_STORM_VERBOSE") != NULL)
     fprintf (stderr, "fork-locks: %s: %d forks in %.1f s\n", api->name, done,
-             seconds_since (&start));
+             xp_test_seconds_since (&start));
   ck_assert_msg (failure == NULL, "fork %d: the child calling %s %s",
                  done + 1, api->name, failure);
   ck_assert_msg (failures == 0, "%s failed %lu times in the hammers",
@@ -288,7 +272,7 @@ main (void)
 {
   Suite *s = suite_create ("fork-locks");
   TCase *tc = tcase_create ("storm");
-  tcase_set_timeout (tc, storm_seconds () + 120);
+  tcase_set_timeout (tc, xp_test_storm_seconds (0) + 120);
   tcase_add_loop_test (tc, fork_while_in_library, 0, N_APIS);
   suite_add_tcase (s, tc);
   return xp_test_run (s);

@@ -462,9 +462,8 @@ helper_create_without_memory (void)
 START_TEST (create_without_memory_fails)
 {
   char out[256];
-  int status = run_helper ("--create-without-memory", NULL, out, sizeof out);
-  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
-                 "helper status %#x, output: %s", status, out);
+  assert_exited_zero (run_helper ("--create-without-memory", NULL, out,
+                                  sizeof out));
   ck_assert_str_eq (out, "without memory: Resource temporarily unavailable\n"
                          "with memory: started\n");
 }
