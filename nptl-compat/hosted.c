@@ -118,7 +118,14 @@ hosted_main (void *arg)
   /* The start record lives on the creator's stack: last touch.  */
   xp_store_release (&start->ready, 1);
   xp_futex_wake (&start->ready, 1, true);
-  xp_thread_exit (self->start_routine (self->arg));
+  /* Returned to glibc, not ended by glibc's pthread_exit, as glibc's own
+     threads end: its unwinding takes the dynamic linker's locks, which
+     valgrind's thread checkers see as the program's, and which order
+     everything the thread did before the next pthread_create, hiding
+     the program's races from them.  */
+  void *result = self->start_routine (self->arg);
+  xp_hosted_return (result);
+  return result;
 }
 
 int
@@ -136,6 +143,9 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
       glibc.attr_destroy (&gattr);
       return err;
     }
+  /* The descriptor is xpthread's, and reused: its accesses are ordered
+     by internal locks and atomics that the thread checkers do not see.  */
+  xp_hook_sync_words (t, sizeof *t);
   t->kind = XP_THREAD_HOSTED;
   t->start_routine = start_routine;
   t->arg = arg;
@@ -147,7 +157,6 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   xp_thread_list_add (t);
   struct hosted_start start = { .thread = t };
   xp_hook_sync_words (&start.ready, sizeof start.ready);
-  xp_hook_sync_words (&t->tid, sizeof t->tid);
   err = glibc.create (&t->host, &gattr, hosted_main, &start);
   glibc.attr_destroy (&gattr);
   if (err != 0)

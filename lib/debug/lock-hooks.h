@@ -90,8 +90,9 @@ xp_hook_receive (const void *obj)
 }
 
 /* [ADDR, ADDR + SIZE) holds synchronisation words, read and written
-   concurrently on purpose, by atomic instructions: not data that a race
-   checker should check.  */
+   concurrently on purpose, by atomic instructions, or xpthread's own
+   bookkeeping under an internal lock: not data that a race checker
+   should check (it checks neither inside glibc).  */
 static inline void
 xp_hook_sync_words (const void *addr, size_t size)
 {

@@ -22,6 +22,10 @@
 #include "lock-hooks.h"
 
 #if HAVE_VALGRIND_HELGRIND_H
+#include "compat.h"
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <valgrind/helgrind.h>
 
 /* drd.h's first request, which answers the thread's number under DRD
@@ -30,6 +34,88 @@
 #define XP_DRD_GET_VALGRIND_THREAD_ID VG_USERREQ_TOOL_BASE ('D', 'R')
 
 int xp_lock_hooks;
+
+/* DRD's pthread_create wrapper waits for the new thread on a mutex and a
+   condition variable of its own, and asks DRD to ignore that mutex's lock
+   order, which DRD answers with "not a mutex" when the wrapper's calls
+   bind to xpthread's: DRD saw no pthread_mutex_init.  So the wrapper's
+   jump slots for them, in DRD's preload object, lead to glibc's, which
+   DRD intercepts as it does without xpthread.  */
+static const struct
+{
+  const char *name, *version;
+} drd_own_calls[] = {
+  { "pthread_mutex_init", "GLIBC_2.2.5" },
+  { "pthread_mutex_destroy", "GLIBC_2.2.5" },
+  { "pthread_mutex_lock", "GLIBC_2.2.5" },
+  { "pthread_mutex_unlock", "GLIBC_2.2.5" },
+  { "pthread_cond_init", "GLIBC_2.3.2" },
+  { "pthread_cond_destroy", "GLIBC_2.3.2" },
+  { "pthread_cond_wait", "GLIBC_2.3.2" },
+  { "pthread_cond_signal", "GLIBC_2.3.2" },
+};
+
+/* An address from OBJ's dynamic section, which glibc's dynamic linker
+   relocates in place, though not in every object (the vDSO's).  */
+static uintptr_t
+dynamic_address (const struct dl_phdr_info *obj, ElfW (Addr) ptr)
+{
+  return ptr < obj->dlpi_addr ? obj->dlpi_addr + ptr : ptr;
+}
+
+static int
+rebind_drd_object (struct dl_phdr_info *obj, size_t size, void *unused)
+{
+  (void) size, (void) unused;
+  if (strstr (obj->dlpi_name, "/vgpreload_drd-") == NULL)
+    return 0;
+  const ElfW (Dyn) *dyn = NULL;
+  uintptr_t relro = 0, relro_end = 0;
+  for (int i = 0; i < obj->dlpi_phnum; i++)
+    if (obj->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      dyn = (const void *) (obj->dlpi_addr + obj->dlpi_phdr[i].p_vaddr);
+    else if (obj->dlpi_phdr[i].p_type == PT_GNU_RELRO)
+      {
+        relro = obj->dlpi_addr + obj->dlpi_phdr[i].p_vaddr;
+        relro_end = relro + obj->dlpi_phdr[i].p_memsz;
+      }
+  const ElfW (Rela) *rela = NULL;
+  const ElfW (Sym) *symtab = NULL;
+  const char *strtab = NULL;
+  size_t relsz = 0;
+  for (; dyn != NULL && dyn->d_tag != DT_NULL; dyn++)
+    if (dyn->d_tag == DT_JMPREL)
+      rela = (const void *) dynamic_address (obj, dyn->d_un.d_ptr);
+    else if (dyn->d_tag == DT_PLTRELSZ)
+      relsz = dyn->d_un.d_val;
+    else if (dyn->d_tag == DT_SYMTAB)
+      symtab = (const void *) dynamic_address (obj, dyn->d_un.d_ptr);
+    else if (dyn->d_tag == DT_STRTAB)
+      strtab = (const void *) dynamic_address (obj, dyn->d_un.d_ptr);
+  if (rela == NULL || symtab == NULL || strtab == NULL)
+    return 1;
+  for (size_t r = 0; r < relsz / sizeof *rela; r++)
+    {
+      if (ELF64_R_TYPE (rela[r].r_info) != R_X86_64_JUMP_SLOT)
+        continue;
+      const char *name = strtab + symtab[ELF64_R_SYM (rela[r].r_info)].st_name;
+      for (size_t c = 0; c < sizeof drd_own_calls / sizeof *drd_own_calls; c++)
+        if (strcmp (name, drd_own_calls[c].name) == 0)
+          {
+            uintptr_t slot = obj->dlpi_addr + rela[r].r_offset;
+            /* Bound at load time (-z now), the slots are read-only.  */
+            void *page = (void *) (slot & -(uintptr_t) 4096);
+            bool ro = slot >= relro && slot < relro_end;
+            if (ro)
+              mprotect (page, 4096, PROT_READ | PROT_WRITE);
+            *(void **) slot = xp_glibc_function (name,
+                                                 drd_own_calls[c].version);
+            if (ro)
+              mprotect (page, 4096, PROT_READ);
+          }
+    }
+  return 1;
+}
 
 bool
 xp_lock_hooks_init (void)
@@ -43,6 +129,8 @@ xp_lock_hooks_init (void)
   bool drd = VALGRIND_DO_CLIENT_REQUEST_EXPR (0, XP_DRD_GET_VALGRIND_THREAD_ID,
                                               0, 0, 0, 0, 0) != 0;
   xp_lock_hooks = helgrind || drd ? XP_LOCK_HOOKS_ON : 0;
+  if (drd)
+    dl_iterate_phdr (rebind_drd_object, NULL);
   return true;
 }
 

@@ -223,6 +223,9 @@ void xp_thread_release (struct xp_thread *t) XP_HIDDEN;
 
 /* End the calling thread with result; never returns.  */
 void xp_thread_exit (void *result) XP_HIDDEN __attribute__ ((noreturn));
+/* The same for a hosted thread whose start routine returned, except that
+   it returns, for glibc's thread to end by returning too.  */
+void xp_hosted_return (void *result) XP_HIDDEN;
 
 /* Default attributes (pthread_setattr_default_np) and process limits.  */
 struct xp_attr;

@@ -15,6 +15,7 @@
    setting the value allocates nothing.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "lock-hooks.h"
 #include "thread.h"
 #include <sched.h>
 #include <sys/mman.h>
@@ -106,6 +107,8 @@ xp_try_adopt_current (void)
   struct xp_thread *t = main ? &main_thread : new_foreign_descriptor ();
   if (t == NULL)
     return NULL;
+  /* xpthread's own, like a hosted thread's descriptor (hosted.c).  */
+  xp_hook_sync_words (t, sizeof *t);
   t->kind = XP_THREAD_ADOPTED;
   t->tid = tid;
   /* glibc's handle of the thread, for what glibc must hear about it.  */

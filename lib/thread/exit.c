@@ -51,8 +51,8 @@ exit_kernel_thread (void)
     xp_syscall1 (SYS_exit, 0);
 }
 
-static __attribute__ ((noreturn)) void
-exit_hosted (struct xp_thread *self, void *result)
+static void
+exit_hosted (struct xp_thread *self)
 {
   xp_thread_list_remove (self);
   xp_self_ptr = NULL;
@@ -68,7 +68,6 @@ exit_hosted (struct xp_thread *self, void *result)
       xp_store_release (&self->tid, 0);
       xp_futex_wake (&self->tid, INT_MAX, false);
     }
-  xp_hosted_exit (result);
 }
 
 /* The main thread leaves the process running; the kernel clears its tid
@@ -106,8 +105,9 @@ exit_raw (struct xp_thread *self)
   exit_kernel_thread ();
 }
 
-void
-xp_thread_exit (void *result)
+/* What every exit does before the thread's own end.  */
+static struct xp_thread *
+leave (void *result)
 {
   struct xp_thread *self = xp_self ();
   xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
@@ -118,9 +118,25 @@ xp_thread_exit (void *result)
     xp_hosted_exit (result);
   xp_compat_call_tls_dtors ();
   xp_tsd_run_destructors (self);
+  return self;
+}
+
+void
+xp_thread_exit (void *result)
+{
+  struct xp_thread *self = leave (result);
   if (self->kind == XP_THREAD_RAW)
     exit_raw (self);
   if (self->kind == XP_THREAD_HOSTED)
-    exit_hosted (self, result);
+    {
+      exit_hosted (self);
+      xp_hosted_exit (result);
+    }
   exit_main (self, result);
+}
+
+void
+xp_hosted_return (void *result)
+{
+  exit_hosted (leave (result));
 }

@@ -1,6 +1,7 @@
 /* The list of live threads and the count that decides process exit.  */
 #include "thread.h"
 #include "fork-locks.h"
+#include "lock-hooks.h"
 
 XP_FORK_LOCK (thread_list, xp_thread_list_lock);
 struct xp_thread *xp_thread_list_head;
@@ -9,11 +10,21 @@ int xp_live_threads = 1;
 void
 xp_thread_list_add (struct xp_thread *t)
 {
+  /* The head, like the descriptors' links (hosted.c, adopt.c), is
+     xpthread's, ordered by an internal lock that race checkers do not see
+     and must not: every thread takes it at its start and exit, and as a
+     lock to them it would order whole threads, hiding races.  */
+  xp_hook_sync_words (&xp_thread_list_head, sizeof xp_thread_list_head);
   xp_lock (&xp_thread_list_lock);
   t->prev = NULL;
   t->next = xp_thread_list_head;
   if (t->next != NULL)
-    t->next->prev = t;
+    {
+      /* Its descriptor may predate the hooks: the main thread's, adopted
+         before valgrind was found.  */
+      xp_hook_sync_words (&t->next->prev, sizeof t->next->prev);
+      t->next->prev = t;
+    }
   xp_thread_list_head = t;
   xp_unlock (&xp_thread_list_lock);
 }
