@@ -658,6 +658,24 @@ count_threads (void)
   return n;
 }
 
+/* Fail unless the process has WANT threads.  A thread stays in
+   /proc/self/task until the kernel reaps it, a moment after it cleared
+   its tid and woke its joiner: one just joined (a worker, or the thread
+   glibc creates and joins for xpthread's first pthread_create in raw
+   mode, nptl-compat/mode.c) may still be listed.  So more threads than
+   WANT are waited for, 10 s at most; fewer fail at once.  */
+static void
+assert_threads (int want)
+{
+  struct timespec start;
+  clock_gettime (CLOCK_MONOTONIC, &start);
+  const struct timespec nap = { 0, 1000 * 1000 };
+  int n;
+  while ((n = count_threads ()) > want && xp_test_seconds_since (&start) < 10)
+    nanosleep (&nap, NULL);
+  ck_assert_msg (n == want, "%d threads, %d expected", n, want);
+}
+
 /* Two threads started with pthread_create and glibc's own helper thread
    for SIGEV_THREAD timers, next to the main thread.  */
 static void
@@ -666,12 +684,12 @@ start_bystanders (void)
   pthread_t t;
   for (int i = 0; i < 2; i++)
     ck_assert_int_eq (pthread_create (&t, NULL, idle, NULL), 0);
-  int before = count_threads ();
+  assert_threads (3);
   struct sigevent sev = { .sigev_notify = SIGEV_THREAD,
                           .sigev_notify_function = timer_noop };
   timer_t timer;
   ck_assert_int_eq (timer_create (CLOCK_MONOTONIC, &sev, &timer), 0);
-  ck_assert_int_eq (count_threads (), before + 1);
+  assert_threads (4);
 }
 
 static void *
@@ -702,6 +720,7 @@ START_TEST (process_wide_setid_reaches_every_thread)
   else
     ck_assert_msg (c->call () == 0, "%s: %s", c->name, strerror (errno));
 
+  assert_threads (4);
   DIR *d = opendir ("/proc/self/task");
   ck_assert_ptr_nonnull (d);
   int seen = 0;
