@@ -1,53 +1,48 @@
 /* Lock hooks: the one switch through which xpthread's synchronisation
-   tells an observer what it does.  Today the observer is valgrind's
-   thread checkers (valgrind.c), which cannot see inside xpthread as they
-   see inside glibc; the lockdep and contention profiler are meant to hang
-   off the same switch, in these inline functions.
+   tells its observers what it does.  The observers: valgrind's thread
+   checkers (valgrind.c), which cannot see inside xpthread as they see
+   inside glibc, and the lock validator (lockdep.c); the contention
+   profiler is meant to hang off the same switch.
 
    xp_lock_hooks is zero unless an observer was found at start-up; then
    it is XP_LOCK_HOOKS_ON, the sign bit, which no mutex kind has, so that
    the mutex fast paths test it together with the kind: one load more
    (xp_mutex_hooked).  Every hook tests it too, and the synchronisation
-   calls hooks off its fast paths or after one test of the switch there.
-   Without valgrind's headers at build time the switch is the constant 0
-   and every hook compiles away.  */
+   calls hooks off its fast paths or after one test of the switch there;
+   the deliveries (lock-hooks.c) are out of line.  */
 #ifndef XP_DEBUG_LOCK_HOOKS_H
 #define XP_DEBUG_LOCK_HOOKS_H
 #include "common.h"
+#include "lockdep.h"
 
 #define XP_LOCK_HOOKS_ON INT32_MIN
 
-#if HAVE_VALGRIND_HELGRIND_H
 extern int xp_lock_hooks XP_HIDDEN;
-# define XP_LOCK_HOOKS xp_lock_hooks
-#else
-# define XP_LOCK_HOOKS 0
-#endif
 
-/* Finds the observer; true when the process runs under valgrind.  Called
-   once, by the mode choice (nptl-compat/mode.c), before any thread.  */
+/* Finds the observers; true when the process runs under valgrind.
+   Called once, by the mode choice (nptl-compat/mode.c), before any
+   thread.  */
 bool xp_lock_hooks_init (void) XP_HIDDEN;
 
-/* The deliveries to valgrind (valgrind.c).  */
-void xp_vg_acquired (void *lock, size_t size, bool writer) XP_HIDDEN;
-void xp_vg_releasing (void *lock, size_t size, bool writer) XP_HIDDEN;
-void xp_vg_send (const void *obj) XP_HIDDEN;
-void xp_vg_receive (const void *obj) XP_HIDDEN;
-void xp_vg_sync_words (const void *addr, size_t size) XP_HIDDEN;
+/* The deliveries (lock-hooks.c).  */
+void xp_hooks_acquiring (const void *lock, unsigned flags, const void *site)
+  XP_HIDDEN;
+void xp_hooks_acquired (void *lock, size_t size, unsigned flags,
+                        const void *site) XP_HIDDEN;
+void xp_hooks_releasing (void *lock, size_t size, unsigned flags)
+  XP_HIDDEN;
+void xp_hooks_lock_init (const void *lock, const void *site) XP_HIDDEN;
+void xp_hooks_lock_destroy (const void *lock) XP_HIDDEN;
+void xp_hooks_thread_exit (void) XP_HIDDEN;
+void xp_hooks_send (const void *obj) XP_HIDDEN;
+void xp_hooks_receive (const void *obj) XP_HIDDEN;
+void xp_hooks_sync_words (const void *addr, size_t size) XP_HIDDEN;
 
 static inline bool
 xp_hooks_on (void)
 {
-  return xp_unlikely (XP_LOCK_HOOKS != 0);
+  return xp_unlikely (xp_lock_hooks != 0);
 }
-
-/* A delivery, made when the hooks are on; nothing at all without the
-   headers, even unoptimised.  */
-#if HAVE_VALGRIND_HELGRIND_H
-# define XP_DELIVER(call) do { if (xp_hooks_on ()) call; } while (0)
-#else
-# define XP_DELIVER(call) do { } while (0)
-#endif
 
 /* The word a mutex fast path tests: its KIND (a mutex's __kind, -1 once
    destroyed) with the switch folded in.  Not KIND exactly means the
@@ -56,21 +51,59 @@ xp_hooks_on (void)
 static inline int
 xp_mutex_hooked (int kind)
 {
-  return kind | XP_LOCK_HOOKS;
+  return kind | xp_lock_hooks;
 }
 
-/* LOCK (SIZE bytes, all of them the lock's own words) was taken, in
-   writer (exclusive) or reader mode, or is about to be released.  */
+/* The program's call into xpthread, for the hooks that name a site:
+   used in the exported function itself.  */
+#define XP_CALLER_SITE() __builtin_return_address (0)
+
+/* LOCK may block: FLAGS (XP_LD_*) say how.  Told before any wait, so
+   that a deadlock is reported before it happens.  */
 static inline void
-xp_hook_acquired (void *lock, size_t size, bool writer)
+xp_hook_acquiring (const void *lock, unsigned flags, const void *site)
 {
-  XP_DELIVER (xp_vg_acquired (lock, size, writer));
+  if (xp_hooks_on ())
+    xp_hooks_acquiring (lock, flags, site);
+}
+
+/* LOCK (SIZE bytes, all of them the lock's own words) was taken, for
+   reading when FLAGS has XP_LD_READ, or is about to be released.  */
+static inline void
+xp_hook_acquired (void *lock, size_t size, unsigned flags, const void *site)
+{
+  if (xp_hooks_on ())
+    xp_hooks_acquired (lock, size, flags, site);
 }
 
 static inline void
-xp_hook_releasing (void *lock, size_t size, bool writer)
+xp_hook_releasing (void *lock, size_t size, unsigned flags)
 {
-  XP_DELIVER (xp_vg_releasing (lock, size, writer));
+  if (xp_hooks_on ())
+    xp_hooks_releasing (lock, size, flags);
+}
+
+/* LOCK was initialised at SITE, or destroyed.  */
+static inline void
+xp_hook_lock_init (const void *lock, const void *site)
+{
+  if (xp_hooks_on ())
+    xp_hooks_lock_init (lock, site);
+}
+
+static inline void
+xp_hook_lock_destroy (const void *lock)
+{
+  if (xp_hooks_on ())
+    xp_hooks_lock_destroy (lock);
+}
+
+/* The calling thread is ending: it takes no more locks.  */
+static inline void
+xp_hook_thread_exit (void)
+{
+  if (xp_hooks_on ())
+    xp_hooks_thread_exit ();
 }
 
 /* Everything this thread did before xp_hook_send (OBJ) happens before
@@ -80,13 +113,15 @@ xp_hook_releasing (void *lock, size_t size, bool writer)
 static inline void
 xp_hook_send (const void *obj)
 {
-  XP_DELIVER (xp_vg_send (obj));
+  if (xp_hooks_on ())
+    xp_hooks_send (obj);
 }
 
 static inline void
 xp_hook_receive (const void *obj)
 {
-  XP_DELIVER (xp_vg_receive (obj));
+  if (xp_hooks_on ())
+    xp_hooks_receive (obj);
 }
 
 /* [ADDR, ADDR + SIZE) holds synchronisation words, read and written
@@ -96,7 +131,8 @@ xp_hook_receive (const void *obj)
 static inline void
 xp_hook_sync_words (const void *addr, size_t size)
 {
-  XP_DELIVER (xp_vg_sync_words (addr, size));
+  if (xp_hooks_on ())
+    xp_hooks_sync_words (addr, size);
 }
 
 #endif

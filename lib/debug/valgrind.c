@@ -19,7 +19,7 @@
    nothing, but the hooks are not even called: xp_lock_hooks stays 0, as
    it does under valgrind's other tools (memcheck, callgrind, which
    bench/count-mutex uses to count the fast paths).  */
-#include "lock-hooks.h"
+#include "valgrind.h"
 
 #if HAVE_VALGRIND_HELGRIND_H
 #include "compat.h"
@@ -32,8 +32,6 @@
    and the default (0) elsewhere; drd.h cannot be included beside
    helgrind.h, which defines the same ANNOTATE macros.  */
 #define XP_DRD_GET_VALGRIND_THREAD_ID VG_USERREQ_TOOL_BASE ('D', 'R')
-
-int xp_lock_hooks;
 
 /* DRD's pthread_create wrapper waits for the new thread on a mutex and a
    condition variable of its own, and asks DRD to ignore that mutex's lock
@@ -118,8 +116,9 @@ rebind_drd_object (struct dl_phdr_info *obj, size_t size, void *unused)
 }
 
 bool
-xp_lock_hooks_init (void)
+xp_vg_init (bool *observes)
 {
+  *observes = false;
   if (!RUNNING_ON_VALGRIND)
     return false;
   static char probe;
@@ -128,7 +127,7 @@ xp_lock_hooks_init (void)
   bool helgrind = VALGRIND_HG_GET_ABITS (&probe, NULL, 1) == 1;
   bool drd = VALGRIND_DO_CLIENT_REQUEST_EXPR (0, XP_DRD_GET_VALGRIND_THREAD_ID,
                                               0, 0, 0, 0, 0) != 0;
-  xp_lock_hooks = helgrind || drd ? XP_LOCK_HOOKS_ON : 0;
+  *observes = helgrind || drd;
   if (drd)
     dl_iterate_phdr (rebind_drd_object, NULL);
   return true;
@@ -169,8 +168,9 @@ xp_vg_sync_words (const void *addr, size_t size)
 #else
 
 bool
-xp_lock_hooks_init (void)
+xp_vg_init (bool *observes)
 {
+  *observes = false;
   return false;
 }
 

@@ -22,6 +22,10 @@
    - stack_cache: its holder takes glibc's thread list lock (reclaiming a
      block takes its TCB off glibc's list) and calls free; same chain, so
      it comes before thread_list.
+   - lockdep: its holder (lib/debug/lockdep.c) takes no lock of the
+     table, but it is taken inside every pthread lock, and so inside
+     malloc, while the holders of the locks above may wait for malloc;
+     so it comes after them.
    - thread_list: taken with glibc's thread list lock held (create_raw)
      and by exiting threads with every signal blocked, so it comes last:
      once prepare has it, it waits for nothing more.
@@ -60,6 +64,7 @@
   X (system) \
   X (hosted_descriptors) \
   X (stack_cache) \
+  X (lockdep) \
   X (thread_list)
 
 #define XP_FORK_ORDER(entry) XP_FORK_ORDER_##entry,

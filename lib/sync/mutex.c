@@ -261,19 +261,39 @@ outermost (const pthread_mutex_t *m, int kind)
          || m->__data.__count == 1;
 }
 
-/* Returns ERR, the answer of a lock that has just been tried.  */
+/* How the lock validator sees a lock of KIND: taking a normal or
+   adaptive mutex again blocks forever.  */
+static unsigned
+lockdep_flags (int kind)
+{
+  int type = kind & XP_MUTEX_TYPE_MASK;
+  return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP
+         ? XP_LD_SELF_HANGS : 0;
+}
+
+/* Returns ERR, the answer of a lock that has just been tried at SITE.  */
 static int
-after_lock (pthread_mutex_t *m, int kind, int err)
+after_lock (pthread_mutex_t *m, int kind, int err, const void *site)
 {
   if (err == 0 && outermost (m, kind))
-    xp_hook_acquired (m, sizeof *m, true);
+    xp_hook_acquired (m, sizeof *m, lockdep_flags (kind), site);
   return err;
 }
 
-static __attribute__ ((noinline)) int
-lock_hooked (pthread_mutex_t *m, int kind)
+/* A lock that may wait, told to the hooks before and after.  */
+static int
+lock_told (pthread_mutex_t *m, int kind, clockid_t clock,
+           const struct timespec *abstime, const void *site)
 {
-  return after_lock (m, kind, lock_slow (m, kind));
+  if (kind >= 0)
+    xp_hook_acquiring (m, lockdep_flags (kind), site);
+  return after_lock (m, kind, lock_any (m, kind, clock, abstime), site);
+}
+
+static __attribute__ ((noinline)) int
+lock_hooked (pthread_mutex_t *m, int kind, const void *site)
+{
+  return lock_told (m, kind, CLOCK_REALTIME, NULL, site);
 }
 
 /* While the process has a single thread (glibc's own flag, cleared for
@@ -297,7 +317,7 @@ pthread_mutex_lock (pthread_mutex_t *m)
   if (xp_unlikely (hooked != 0))
     {
       if (xp_unlikely (hooked != kind))
-        return lock_hooked (m, kind);
+        return lock_hooked (m, kind, XP_CALLER_SITE ());
       int opaque = kind;
       __asm__ ("" : "+r" (opaque));
       if (opaque != PTHREAD_MUTEX_ADAPTIVE_NP)
@@ -335,7 +355,7 @@ int
 pthread_mutex_timedlock (pthread_mutex_t *m, const struct timespec *abstime)
 {
   int kind = xp_mutex_kind (m);
-  return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, abstime));
+  return lock_told (m, kind, CLOCK_REALTIME, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_timedlock)
 
@@ -346,7 +366,7 @@ pthread_mutex_clocklock (pthread_mutex_t *m, clockid_t clock,
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
   int kind = xp_mutex_kind (m);
-  return after_lock (m, kind, lock_any (m, kind, clock, abstime));
+  return lock_told (m, kind, clock, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_clocklock)
 
@@ -379,7 +399,7 @@ int
 pthread_mutex_trylock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
-  return after_lock (m, kind, trylock (m, kind));
+  return after_lock (m, kind, trylock (m, kind), XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_trylock)
 
@@ -417,7 +437,7 @@ static __attribute__ ((noinline)) int
 unlock_hooked (pthread_mutex_t *m, int kind)
 {
   if (kind >= 0 && outermost (m, kind))
-    xp_hook_releasing (m, sizeof *m, true);
+    xp_hook_releasing (m, sizeof *m, 0);
   return unlock_slow (m, kind);
 }
 
@@ -465,7 +485,8 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
   if (!xp_mutex_word_protocol (kind))
-    return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, NULL));
+    return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, NULL),
+                       NULL);
   /* The mutex is usually held by the signaller, about to release it
      (often in a wait of its own): spin the longest spin the policy
      allows, whatever the lock's estimate says, and leave the estimate to
@@ -481,7 +502,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
   take_ownership (m, kind, xp_self_tid ());
-  return after_lock (m, kind, 0);
+  return after_lock (m, kind, 0, NULL);
 }
 
 int
@@ -516,6 +537,7 @@ pthread_mutex_init (pthread_mutex_t *m, const pthread_mutexattr_t *attr)
   if (a & XP_MUTEXATTR_ROBUST)
     kind |= XP_MUTEX_ROBUST | XP_MUTEX_PSHARED;
   m->__data.__kind = kind;
+  xp_hook_lock_init (m, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_mutex_init)
@@ -534,6 +556,7 @@ pthread_mutex_destroy (pthread_mutex_t *m)
     return err;
   /* Later use of the mutex then fails with EINVAL, as with glibc.  */
   xp_store_relaxed (&m->__data.__kind, -1);
+  xp_hook_lock_destroy (m);
   return 0;
 }
 XP_EXPORT (pthread_mutex_destroy)

@@ -446,20 +446,29 @@ judge_slots (pthread_rwlock_t *rw, unsigned id)
 
 /* The hold counts are a hint for unlock: a thread without a descriptor
    keeps none, and its unlocks look at the state.  */
-/* The lock is taken: count it for unlock, and tell the lock hooks.  */
-static inline void
-now_reading (pthread_rwlock_t *rw)
+/* How the lock validator sees a read lock: readers of a
+   reader-preferring lock never wait for readers.  */
+static inline unsigned
+read_flags (const pthread_rwlock_t *rw)
 {
-  xp_hook_acquired (rw, sizeof *rw, false);
+  return XP_LD_READ | (prefers_writers (rw) ? 0 : XP_LD_READERS_SHARE);
+}
+
+/* The lock is taken at SITE: count it for unlock, and tell the lock
+   hooks.  */
+static inline void
+now_reading (pthread_rwlock_t *rw, const void *site)
+{
+  xp_hook_acquired (rw, sizeof *rw, read_flags (rw), site);
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_reads++;
 }
 
 static inline void
-now_writing (pthread_rwlock_t *rw)
+now_writing (pthread_rwlock_t *rw, const void *site)
 {
-  xp_hook_acquired (rw, sizeof *rw, true);
+  xp_hook_acquired (rw, sizeof *rw, 0, site);
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_writes++;
@@ -588,12 +597,14 @@ rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
 }
 
 static inline int
-rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
+rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
+        const void *site)
 {
+  xp_hook_acquiring (rw, read_flags (rw), site);
   unsigned id = slots_in_use (rw);
   if (id != 0 && xp_likely (read_via_slot (rw, id)))
     {
-      now_reading (rw);
+      now_reading (rw, site);
       return 0;
     }
   unsigned old = xp_fetch_add (state (rw), ONE_READER);
@@ -602,13 +613,13 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
     {
       if (xp_unlikely ((old & READERS) != 0))
         readers_met (rw);
-      now_reading (rw);
+      now_reading (rw, site);
       return 0;
     }
   release_reader (rw);
   int err = rdlock_slow (rw, clock, abstime);
   if (err == 0)
-    now_reading (rw);
+    now_reading (rw, site);
   return err;
 }
 
@@ -648,17 +659,19 @@ wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
 }
 
 static inline int
-wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
+wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
+        const void *site)
 {
   unsigned expected = 0;
   int err = 0;
+  xp_hook_acquiring (rw, 0, site);
   if (xp_unlikely (!xp_cas_seq_cst (state (rw), &expected, WRITER)
                    || !claim_from_slots (rw, true)))
     err = wrlock_slow (rw, clock, abstime);
   if (err == 0)
     {
       xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
-      now_writing (rw);
+      now_writing (rw, site);
     }
   return err;
 }
@@ -673,6 +686,7 @@ pthread_rwlock_init (pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
       rw->__data.__shared
         = xp_rwlockattr (attr)->pshared == PTHREAD_PROCESS_SHARED;
     }
+  xp_hook_lock_init (rw, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_rwlock_init)
@@ -685,23 +699,33 @@ pthread_rwlock_destroy (pthread_rwlock_t *rw)
      would never wake, is busy.  A waiting bit alone may be stale.  */
   unsigned s = xp_load_relaxed (state (rw));
   bool held = (s & (WRITER | READERS)) || !no_reader_in_slots (rw);
-  return held && (s & WAITING) ? EBUSY : 0;
+  if (held && (s & WAITING))
+    return EBUSY;
+  xp_hook_lock_destroy (rw);
+  return 0;
 }
 XP_EXPORT (pthread_rwlock_destroy)
 
 int
 pthread_rwlock_rdlock (pthread_rwlock_t *rw)
 {
-  return rdlock (rw, CLOCK_REALTIME, NULL);
+  return rdlock (rw, CLOCK_REALTIME, NULL, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_rwlock_rdlock)
+
+static int
+timed_rdlock (pthread_rwlock_t *rw, clockid_t clock,
+              const struct timespec *abstime, const void *site)
+{
+  int err = check_timeout (clock, abstime);
+  return err != 0 ? err : rdlock (rw, clock, abstime, site);
+}
 
 int
 pthread_rwlock_clockrdlock (pthread_rwlock_t *rw, clockid_t clock,
                             const struct timespec *abstime)
 {
-  int err = check_timeout (clock, abstime);
-  return err != 0 ? err : rdlock (rw, clock, abstime);
+  return timed_rdlock (rw, clock, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_rwlock_clockrdlock)
 
@@ -709,7 +733,7 @@ int
 pthread_rwlock_timedrdlock (pthread_rwlock_t *rw,
                             const struct timespec *abstime)
 {
-  return pthread_rwlock_clockrdlock (rw, CLOCK_REALTIME, abstime);
+  return timed_rdlock (rw, CLOCK_REALTIME, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_rwlock_timedrdlock)
 
@@ -719,7 +743,7 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
   unsigned id = slots_in_use (rw);
   if (id != 0 && read_via_slot (rw, id))
     {
-      now_reading (rw);
+      now_reading (rw, XP_CALLER_SITE ());
       return 0;
     }
   bool writer_pref = prefers_writers (rw);
@@ -730,7 +754,7 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
         return EAGAIN;
       if (xp_cas (state (rw), &s, s + ONE_READER))
         {
-          now_reading (rw);
+          now_reading (rw, XP_CALLER_SITE ());
           return 0;
         }
     }
@@ -741,16 +765,23 @@ XP_EXPORT (pthread_rwlock_tryrdlock)
 int
 pthread_rwlock_wrlock (pthread_rwlock_t *rw)
 {
-  return wrlock (rw, CLOCK_REALTIME, NULL);
+  return wrlock (rw, CLOCK_REALTIME, NULL, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_rwlock_wrlock)
+
+static int
+timed_wrlock (pthread_rwlock_t *rw, clockid_t clock,
+              const struct timespec *abstime, const void *site)
+{
+  int err = check_timeout (clock, abstime);
+  return err != 0 ? err : wrlock (rw, clock, abstime, site);
+}
 
 int
 pthread_rwlock_clockwrlock (pthread_rwlock_t *rw, clockid_t clock,
                             const struct timespec *abstime)
 {
-  int err = check_timeout (clock, abstime);
-  return err != 0 ? err : wrlock (rw, clock, abstime);
+  return timed_wrlock (rw, clock, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_rwlock_clockwrlock)
 
@@ -758,7 +789,7 @@ int
 pthread_rwlock_timedwrlock (pthread_rwlock_t *rw,
                             const struct timespec *abstime)
 {
-  return pthread_rwlock_clockwrlock (rw, CLOCK_REALTIME, abstime);
+  return timed_wrlock (rw, CLOCK_REALTIME, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_rwlock_timedwrlock)
 
@@ -772,7 +803,7 @@ pthread_rwlock_trywrlock (pthread_rwlock_t *rw)
         if (!claim_from_slots (rw, false))
           return EBUSY;
         xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
-        now_writing (rw);
+        now_writing (rw, XP_CALLER_SITE ());
         return 0;
       }
   return EBUSY;
@@ -793,7 +824,7 @@ pthread_rwlock_unlock (pthread_rwlock_t *rw)
   if (xp_likely (self != NULL && self->rwlock_reads != 0
                  && self->rwlock_writes == 0))
     {
-      xp_hook_releasing (rw, sizeof *rw, false);
+      xp_hook_releasing (rw, sizeof *rw, XP_LD_READ);
       int err = release_read (rw);
       if (err == 0)
         self->rwlock_reads--;
@@ -804,13 +835,13 @@ pthread_rwlock_unlock (pthread_rwlock_t *rw)
   if ((xp_load_relaxed (state (rw)) & WRITER)
       && xp_load_relaxed (&rw->__data.__cur_writer) == xp_self_tid ())
     {
-      xp_hook_releasing (rw, sizeof *rw, true);
+      xp_hook_releasing (rw, sizeof *rw, 0);
       release_writer (rw);
       if (self != NULL)
         count_down (&self->rwlock_writes);
       return 0;
     }
-  xp_hook_releasing (rw, sizeof *rw, false);
+  xp_hook_releasing (rw, sizeof *rw, XP_LD_READ);
   int err = release_read (rw);
   if (err == 0 && self != NULL)
     count_down (&self->rwlock_reads);

@@ -20,6 +20,7 @@ int
 pthread_spin_init (pthread_spinlock_t *lock, int pshared)
 {
   xp_store_release (lock, XP_SPIN_UNLOCKED);
+  xp_hook_lock_init ((void *) lock, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_spin_init)
@@ -27,6 +28,7 @@ XP_EXPORT (pthread_spin_init)
 int
 pthread_spin_destroy (pthread_spinlock_t *lock)
 {
+  xp_hook_lock_destroy ((void *) lock);
   return 0;
 }
 XP_EXPORT (pthread_spin_destroy)
@@ -34,10 +36,12 @@ XP_EXPORT (pthread_spin_destroy)
 int
 pthread_spin_lock (pthread_spinlock_t *lock)
 {
+  xp_hook_acquiring ((void *) lock, XP_LD_SELF_HANGS, XP_CALLER_SITE ());
   while (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED)
     while (xp_load_relaxed (lock) != XP_SPIN_UNLOCKED)
       xp_cpu_relax ();
-  xp_hook_acquired ((void *) lock, sizeof *lock, true);
+  xp_hook_acquired ((void *) lock, sizeof *lock, XP_LD_SELF_HANGS,
+                    XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_spin_lock)
@@ -48,7 +52,8 @@ pthread_spin_trylock (pthread_spinlock_t *lock)
   int expected = XP_SPIN_UNLOCKED;
   if (!xp_cas (lock, &expected, XP_SPIN_LOCKED))
     return EBUSY;
-  xp_hook_acquired ((void *) lock, sizeof *lock, true);
+  xp_hook_acquired ((void *) lock, sizeof *lock, XP_LD_SELF_HANGS,
+                    XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_spin_trylock)
@@ -56,7 +61,7 @@ XP_EXPORT (pthread_spin_trylock)
 int
 pthread_spin_unlock (pthread_spinlock_t *lock)
 {
-  xp_hook_releasing ((void *) lock, sizeof *lock, true);
+  xp_hook_releasing ((void *) lock, sizeof *lock, 0);
   xp_store_release (lock, XP_SPIN_UNLOCKED);
   return 0;
 }

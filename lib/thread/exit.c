@@ -118,6 +118,7 @@ leave (void *result)
     xp_hosted_exit (result);
   xp_compat_call_tls_dtors ();
   xp_tsd_run_destructors (self);
+  xp_hook_thread_exit ();
   return self;
 }
 

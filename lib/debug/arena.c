@@ -1,0 +1,149 @@
+/* Memory for the lock debugging tables.  It comes straight from the
+   kernel: lockdep runs inside pthread_mutex_lock, maybe inside an
+   allocator that locks, so it can never call malloc.  Memory is never
+   given back; maps that grow leave their old slots behind, which at most
+   doubles their footprint.  */
+#define _GNU_SOURCE
+#include "arena.h"
+#include <string.h>
+#include <sys/mman.h>
+
+#define CHUNK_SIZE ((size_t) 4 << 20)
+
+static char *chunk_next;
+static size_t chunk_left;
+
+static void *
+map_pages (size_t size)
+{
+  void *p = mmap (NULL, size, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void *
+xp_arena_alloc (size_t size)
+{
+  size = (size + 15) & ~(size_t) 15;
+  if (size > CHUNK_SIZE / 4)
+    return map_pages (size);
+  if (size > chunk_left)
+    {
+      char *chunk = map_pages (CHUNK_SIZE);
+      if (chunk == NULL)
+        return NULL;
+      chunk_next = chunk;
+      chunk_left = CHUNK_SIZE;
+    }
+  void *p = chunk_next;
+  chunk_next += size;
+  chunk_left -= size;
+  return p;
+}
+
+struct xp_addr_slot
+{
+  uintptr_t key;          /* 0: empty; TOMBSTONE: removed */
+  uint32_t value;
+};
+
+#define TOMBSTONE ((uintptr_t) 1)
+#define FIRST_CAPACITY 1024
+
+static size_t
+slot_of (uintptr_t key, size_t capacity)
+{
+  uint64_t h = (uint64_t) key * 0x9e3779b97f4a7c15u;
+  return (size_t) (h >> 32) & (capacity - 1);
+}
+
+uint32_t
+xp_addr_map_get (const struct xp_addr_map *map, uintptr_t key)
+{
+  if (map->capacity == 0)
+    return 0;
+  for (size_t i = slot_of (key, map->capacity);; i = (i + 1) & (map->capacity - 1))
+    {
+      const struct xp_addr_slot *s = &map->slots[i];
+      if (s->key == key)
+        return s->value;
+      if (s->key == 0)
+        return 0;
+    }
+}
+
+/* Place KEY in SLOTS, which hold no entry for it and have room.  */
+static void
+place (struct xp_addr_slot *slots, size_t capacity, uintptr_t key,
+       uint32_t value)
+{
+  size_t i = slot_of (key, capacity);
+  while (slots[i].key > TOMBSTONE)
+    i = (i + 1) & (capacity - 1);
+  slots[i].key = key;
+  slots[i].value = value;
+}
+
+/* Keep at least a quarter of the slots empty, so that probes end.  */
+static bool
+make_room (struct xp_addr_map *map)
+{
+  if (map->capacity != 0 && (map->used + 1) * 4 <= map->capacity * 3)
+    return true;
+  size_t capacity = map->capacity == 0 ? FIRST_CAPACITY
+                    : map->live * 2 >= map->capacity ? map->capacity * 2
+                    : map->capacity;
+  struct xp_addr_slot *slots = xp_arena_alloc (capacity * sizeof *slots);
+  if (slots == NULL)
+    return false;
+  for (size_t i = 0; i < map->capacity; i++)
+    if (map->slots[i].key > TOMBSTONE)
+      place (slots, capacity, map->slots[i].key, map->slots[i].value);
+  map->slots = slots;
+  map->capacity = capacity;
+  map->used = map->live;
+  return true;
+}
+
+bool
+xp_addr_map_put (struct xp_addr_map *map, uintptr_t key, uint32_t value)
+{
+  if (map->capacity != 0)
+    for (size_t i = slot_of (key, map->capacity);;
+         i = (i + 1) & (map->capacity - 1))
+      {
+        struct xp_addr_slot *s = &map->slots[i];
+        if (s->key == key)
+          {
+            s->value = value;
+            return true;
+          }
+        if (s->key == 0)
+          break;
+      }
+  if (!make_room (map))
+    return false;
+  place (map->slots, map->capacity, key, value);
+  map->used++;
+  map->live++;
+  return true;
+}
+
+void
+xp_addr_map_remove (struct xp_addr_map *map, uintptr_t key)
+{
+  if (map->capacity == 0)
+    return;
+  for (size_t i = slot_of (key, map->capacity);; i = (i + 1) & (map->capacity - 1))
+    {
+      struct xp_addr_slot *s = &map->slots[i];
+      if (s->key == key)
+        {
+          s->key = TOMBSTONE;
+          map->live--;
+          return;
+        }
+      if (s->key == 0)
+        return;
+    }
+}

@@ -1,0 +1,29 @@
+/* Memory for the lock debugging tables (arena.c) and the address maps
+   built on it.  */
+#ifndef XP_DEBUG_ARENA_H
+#define XP_DEBUG_ARENA_H
+
+#include "common.h"
+
+/* SIZE zeroed bytes, aligned to 16, never freed; NULL when the kernel
+   refuses memory.  Callers serialise (the lockdep lock).  */
+void *xp_arena_alloc (size_t size) XP_HIDDEN;
+
+/* An open-addressing map from nonzero addresses to nonzero 32-bit
+   values, growing as it fills; entries can be removed.  */
+struct xp_addr_map
+{
+  struct xp_addr_slot *slots;
+  size_t capacity;        /* a power of two, or 0 before the first put */
+  size_t used;            /* live entries and tombstones */
+  size_t live;
+};
+
+uint32_t xp_addr_map_get (const struct xp_addr_map *map, uintptr_t key)
+  XP_HIDDEN;
+/* False when memory ran out.  */
+bool xp_addr_map_put (struct xp_addr_map *map, uintptr_t key,
+                      uint32_t value) XP_HIDDEN;
+void xp_addr_map_remove (struct xp_addr_map *map, uintptr_t key) XP_HIDDEN;
+
+#endif

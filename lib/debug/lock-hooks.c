@@ -1,0 +1,86 @@
+/* The deliveries of the lock hooks to their observers: valgrind's
+   thread checkers when the process runs under one of them, the lock
+   validator when XPTHREAD_LOCKDEP asks for it.  */
+#include "lock-hooks.h"
+#include "valgrind.h"
+
+int xp_lock_hooks;
+static bool valgrind_observes;
+
+/* A delivery to valgrind; none without its headers.  */
+#if HAVE_VALGRIND_HELGRIND_H
+# define TO_VALGRIND(call) do { if (valgrind_observes) call; } while (0)
+#else
+# define TO_VALGRIND(call) ((void) sizeof ((call), 0))
+#endif
+
+bool
+xp_lock_hooks_init (void)
+{
+  bool under_valgrind = xp_vg_init (&valgrind_observes);
+  bool lockdep = xp_lockdep_init ();
+  xp_lock_hooks = valgrind_observes || lockdep ? XP_LOCK_HOOKS_ON : 0;
+  return under_valgrind;
+}
+
+void
+xp_hooks_acquiring (const void *lock, unsigned flags, const void *site)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_acquire (lock, flags, site);
+}
+
+void
+xp_hooks_acquired (void *lock, size_t size, unsigned flags, const void *site)
+{
+  TO_VALGRIND (xp_vg_acquired (lock, size, !(flags & XP_LD_READ)));
+  if (xp_lockdep_on)
+    xp_lockdep_acquired (lock, flags, site);
+}
+
+void
+xp_hooks_releasing (void *lock, size_t size, unsigned flags)
+{
+  TO_VALGRIND (xp_vg_releasing (lock, size, !(flags & XP_LD_READ)));
+  if (xp_lockdep_on)
+    xp_lockdep_release (lock);
+}
+
+void
+xp_hooks_lock_init (const void *lock, const void *site)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_lock_init (lock, site);
+}
+
+void
+xp_hooks_lock_destroy (const void *lock)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_lock_destroy (lock);
+}
+
+void
+xp_hooks_thread_exit (void)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_thread_exit ();
+}
+
+void
+xp_hooks_send (const void *obj)
+{
+  TO_VALGRIND (xp_vg_send (obj));
+}
+
+void
+xp_hooks_receive (const void *obj)
+{
+  TO_VALGRIND (xp_vg_receive (obj));
+}
+
+void
+xp_hooks_sync_words (const void *addr, size_t size)
+{
+  TO_VALGRIND (xp_vg_sync_words (addr, size));
+}

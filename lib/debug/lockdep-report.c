@@ -1,0 +1,222 @@
+/* Lockdep's reports: text a person reads at a glance, written with
+   write(2) to standard error or XPTHREAD_LOCKDEP_FILE.  Names come from
+   the objects' symbol tables (sym.c), read when a report is written,
+   never on a lock path.  */
+#define _GNU_SOURCE
+#include "lockdep-int.h"
+#include "env.h"
+#include "sym.h"
+#include "thread.h"
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int report_fd = STDERR_FILENO;
+
+void
+xp_ld_report_open (void)
+{
+  const char *path = xp_env_string ("XPTHREAD_LOCKDEP_FILE");
+  if (path == NULL)
+    return;
+  int fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    xp_warn ("lockdep: cannot open XPTHREAD_LOCKDEP_FILE=%s; reporting "
+             "on standard error", path);
+  else
+    report_fd = fd;
+}
+
+/* One report is built here, under the lockdep lock, and written at
+   once, so that reports of two threads never mix.  */
+static char text[16384];
+static size_t used;
+
+static void __attribute__ ((format (printf, 1, 2)))
+say (const char *fmt, ...)
+{
+  if (used >= sizeof text - 1)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vsnprintf (text + used, sizeof text - used, fmt, ap);
+  va_end (ap);
+  if (n > 0)
+    used += (size_t) n < sizeof text - used ? (size_t) n
+                                            : sizeof text - 1 - used;
+}
+
+static void
+flush (void)
+{
+  for (size_t done = 0; done < used;)
+    {
+      ssize_t n = write (report_fd, text + done, used - done);
+      if (n <= 0)
+        break;
+      done += (size_t) n;
+    }
+  used = 0;
+}
+
+static void
+say_code (const void *pc)
+{
+  if (pc == NULL)
+    {
+      say ("a place not known");
+      return;
+    }
+  char name[256];
+  xp_sym_describe_code (pc, name, sizeof name);
+  say ("%s", name);
+}
+
+/* A site is the return address of the program's call: the call is the
+   byte before.  */
+static void
+say_site (const void *site)
+{
+  say_code (site != NULL ? (const char *) site - 1 : NULL);
+}
+
+static void
+say_class (uint32_t id)
+{
+  const struct xp_ld_class *c = xp_ld_class (id);
+  char name[256];
+  switch (c->origin)
+    {
+    case XP_LD_STATIC:
+      xp_sym_describe_data (c->key, name, sizeof name);
+      say ("%s", name);
+      break;
+    case XP_LD_INSTANCE:
+      say ("lock %p", c->key);
+      break;
+    case XP_LD_INIT_SITE:
+      say ("the locks initialised at ");
+      say_site (c->key);
+      break;
+    case XP_LD_FIRST_LOCK:
+      say ("the locks first taken at ");
+      say_site (c->key);
+      break;
+    }
+}
+
+static void
+say_thread (int tid)
+{
+  char path[64], name[32] = "";
+  snprintf (path, sizeof path, "/proc/self/task/%d/comm", tid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      ssize_t n = read (fd, name, sizeof name - 1);
+      close (fd);
+      if (n > 0)
+        name[n - (name[n - 1] == '\n')] = '\0';
+    }
+  say ("thread %d", tid);
+  if (name[0] != '\0')
+    say (" \"%s\"", name);
+}
+
+static void
+say_held (const struct xp_ld_held *held, unsigned depth)
+{
+  say ("  %s holds %u lock%s:\n", "it", depth, depth == 1 ? "" : "s");
+  for (unsigned i = 0; i < depth; i++)
+    {
+      say ("    #%u %p, ", i, held[i].lock);
+      say_class (held[i].class_id);
+      say (", taken%s at ", (held[i].flags & XP_LD_READ) ? " for reading" : "");
+      say_site (held[i].site);
+      say ("\n");
+    }
+}
+
+static void
+say_stack (const struct xp_ld_stack *stack)
+{
+  for (unsigned i = 0; i < stack->depth; i++)
+    {
+      say ("        at ");
+      say_site (stack->pc[i]);
+      say ("\n");
+    }
+}
+
+static void
+finish (void)
+{
+  say ("\n");
+  flush ();
+  if (xp_ld_abort_after_report)
+    {
+      const char *last = "xpthread lockdep: aborting (XPTHREAD_LOCKDEP=abort)\n";
+      used = 0;
+      say ("%s", last);
+      flush ();
+      abort ();
+    }
+}
+
+void
+xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
+                    const struct xp_ld_held *held, unsigned depth)
+{
+  const struct xp_ld_edge *closing = xp_ld_edge (cycle[n - 1]);
+  say ("xpthread lockdep: possible deadlock: a cycle of %u lock orders\n", n);
+  say_thread (closing->tid);
+  say (" is taking %p, ", lock);
+  say_class (closing->to);
+  say ("\n");
+  say_held (held, depth);
+  say ("  the orders, each seen in a run of the program:\n");
+  for (unsigned i = 0; i < n; i++)
+    {
+      const struct xp_ld_edge *e = xp_ld_edge (cycle[i]);
+      say ("    %u. ", i + 1);
+      say_class (e->from);
+      say ("\n       before ");
+      say_class (e->to);
+      say ("\n       in ");
+      say_thread (e->tid);
+      say (", which held the first%s (taken at ",
+           e->held_for_read ? " for reading" : "");
+      say_site (e->held_site);
+      say (") and took the second\n");
+      say_stack (&e->stack);
+    }
+  finish ();
+}
+
+void
+xp_ld_report_self (const struct xp_ld_held *again,
+                   const struct xp_ld_held *held, unsigned depth)
+{
+  say ("xpthread lockdep: deadlock: a thread takes a lock it holds\n");
+  say_thread (xp_self_tid ());
+  say (" is taking %p, ", again->lock);
+  say_class (again->class_id);
+  say (", at ");
+  say_site (again->site);
+  say ((again->flags & XP_LD_READ)
+       ? ", and will wait for itself once a writer waits\n"
+       : ", and will wait for itself forever\n");
+  say_held (held, depth);
+  finish ();
+}
+
+void
+xp_ld_report_summary (unsigned classes, unsigned edges, unsigned reports)
+{
+  say ("xpthread lockdep: %u lock class%s, %u lock order%s, %u report%s\n",
+       classes, classes == 1 ? "" : "es", edges, edges == 1 ? "" : "s",
+       reports, reports == 1 ? "" : "s");
+  flush ();
+}

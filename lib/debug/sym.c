@@ -1,0 +1,145 @@
+/* Names for addresses in reports.  dladdr sees only the dynamic symbols,
+   which leave out static functions and variables and most of a program's
+   own; so the object's file is mapped and its .symtab searched, at report
+   time only.  */
+#define _GNU_SOURCE
+#include "sym.h"
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct symbol
+{
+  const char *name;       /* NULL: none found */
+  uintptr_t offset;       /* of the address from the symbol's start */
+};
+
+/* The symbol of FILE's .symtab (or .dynsym) covering ADDR, a run-time
+   address in an object loaded at BASE; for code, the nearest function
+   before it when none covers it.  The name lives in MAP.  */
+static struct symbol
+search_file (const char *map, size_t size, uintptr_t base, uintptr_t addr,
+             bool code)
+{
+  struct symbol best = { NULL, 0 };
+  const ElfW (Ehdr) *eh = (const void *) map;
+  if (size < sizeof *eh || memcmp (eh->e_ident, ELFMAG, SELFMAG) != 0
+      || eh->e_shoff == 0 || eh->e_shoff + eh->e_shnum * sizeof (ElfW (Shdr)) > size)
+    return best;
+  uintptr_t target = addr - (eh->e_type == ET_DYN ? base : 0);
+  const ElfW (Shdr) *sh = (const void *) (map + eh->e_shoff);
+  uintptr_t nearest = 0;
+  for (unsigned s = 0; s < eh->e_shnum; s++)
+    {
+      if (sh[s].sh_type != SHT_SYMTAB && sh[s].sh_type != SHT_DYNSYM)
+        continue;
+      if (sh[s].sh_link >= eh->e_shnum
+          || sh[s].sh_offset + sh[s].sh_size > size)
+        continue;
+      const ElfW (Shdr) *strtab = &sh[sh[s].sh_link];
+      const ElfW (Sym) *sym = (const void *) (map + sh[s].sh_offset);
+      size_t count = sh[s].sh_size / sizeof *sym;
+      for (size_t i = 0; i < count; i++)
+        {
+          unsigned type = ELF64_ST_TYPE (sym[i].st_info);
+          if (sym[i].st_shndx == SHN_UNDEF || sym[i].st_name == 0
+              || sym[i].st_name >= strtab->sh_size
+              || (type != STT_FUNC && type != STT_OBJECT))
+            continue;
+          const char *name = map + strtab->sh_offset + sym[i].st_name;
+          uintptr_t start = sym[i].st_value;
+          if (target >= start && target < start + sym[i].st_size)
+            return (struct symbol) { name, target - start };
+          if (code && type == STT_FUNC && start <= target && start >= nearest)
+            {
+              nearest = start;
+              best = (struct symbol) { name, target - start };
+            }
+        }
+    }
+  return best;
+}
+
+static struct symbol
+search_object (const Dl_info *info, const void *addr, bool code,
+               char *name_out, size_t size)
+{
+  struct symbol found = { NULL, 0 };
+  const char *path = info->dli_fname != NULL && info->dli_fname[0] != '\0'
+                     ? info->dli_fname : "/proc/self/exe";
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0)
+    return found;
+  if (fstat (fd, &st) == 0 && st.st_size > 0)
+    {
+      void *map = mmap (NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE,
+                        fd, 0);
+      if (map != MAP_FAILED)
+        {
+          found = search_file (map, (size_t) st.st_size,
+                               (uintptr_t) info->dli_fbase, (uintptr_t) addr,
+                               code);
+          if (found.name != NULL)
+            {
+              snprintf (name_out, size, "%s", found.name);
+              found.name = name_out;
+            }
+          munmap (map, (size_t) st.st_size);
+        }
+    }
+  close (fd);
+  return found;
+}
+
+static const char *
+object_name (const Dl_info *info)
+{
+  const char *path = info->dli_fname;
+  if (path == NULL || path[0] == '\0')
+    return "the program";
+  const char *slash = strrchr (path, '/');
+  return slash != NULL ? slash + 1 : path;
+}
+
+static void
+describe (const void *addr, bool code, char *out, size_t size)
+{
+  Dl_info info;
+  if (addr == NULL || dladdr (addr, &info) == 0)
+    {
+      snprintf (out, size, "%p", addr);
+      return;
+    }
+  char name[160];
+  struct symbol s = search_object (&info, addr, code, name, sizeof name);
+  if (s.name == NULL && info.dli_sname != NULL)
+    s = (struct symbol) { info.dli_sname,
+                          (uintptr_t) addr - (uintptr_t) info.dli_saddr };
+  if (s.name == NULL)
+    snprintf (out, size, "%s+%#lx", object_name (&info),
+              (unsigned long) ((uintptr_t) addr - (uintptr_t) info.dli_fbase));
+  else if (s.offset == 0)
+    snprintf (out, size, "%s (%s)", s.name, object_name (&info));
+  else
+    snprintf (out, size, "%s+%#lx (%s)", s.name, (unsigned long) s.offset,
+              object_name (&info));
+}
+
+void
+xp_sym_describe_code (const void *pc, char *out, size_t size)
+{
+  describe (pc, true, out, size);
+}
+
+void
+xp_sym_describe_data (const void *addr, char *out, size_t size)
+{
+  describe (addr, false, out, size);
+}

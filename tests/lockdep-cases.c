@@ -1,0 +1,279 @@
+/* Programs for tests/lockdep.sh, one per argument: lock-order bugs that
+   lockdep must report the first time their orders are seen, although
+   none of these runs ever hangs, and correct patterns it must not report.
+   A plain pthread program, run under the preload and linked with
+   -lxpthread.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t forks[5] = {
+  PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+  PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+  PTHREAD_MUTEX_INITIALIZER
+};
+static pthread_rwlock_t table = PTHREAD_RWLOCK_INITIALIZER;
+
+/* Not inlined, so that reports name it with any compiler.  */
+static __attribute__ ((noinline)) void
+take_in_order (pthread_mutex_t *first, pthread_mutex_t *second)
+{
+  pthread_mutex_lock (first);
+  pthread_mutex_lock (second);
+  pthread_mutex_unlock (second);
+  pthread_mutex_unlock (first);
+}
+
+struct pair
+{
+  pthread_mutex_t *first, *second;
+};
+
+static void *
+pair_thread (void *arg)
+{
+  struct pair *p = arg;
+  take_in_order (p->first, p->second);
+  return NULL;
+}
+
+/* Each order in its own thread, one after the other: never a hang.  */
+static void
+orders_in_threads (const struct pair *pairs, int n)
+{
+  for (int i = 0; i < n; i++)
+    {
+      pthread_t t;
+      if (pthread_create (&t, NULL, pair_thread, (void *) &pairs[i]) != 0
+          || pthread_join (t, NULL) != 0)
+        exit (2);
+    }
+}
+
+static void
+ab_ba (void)
+{
+  struct pair pairs[] = { { &lock_a, &lock_b }, { &lock_b, &lock_a } };
+  orders_in_threads (pairs, 2);
+}
+
+static void
+three_cycle (void)
+{
+  struct pair pairs[] = { { &lock_a, &lock_b }, { &lock_b, &lock_c },
+                          { &lock_c, &lock_a } };
+  orders_in_threads (pairs, 3);
+}
+
+static void
+philosophers (void)
+{
+  struct pair pairs[5];
+  for (int i = 0; i < 5; i++)
+    pairs[i] = (struct pair) { &forks[i], &forks[(i + 1) % 5] };
+  orders_in_threads (pairs, 5);
+}
+
+/* Re-locking a normal mutex: reported before the wait, which a timed
+   lock ends.  */
+static void
+self_deadlock (void)
+{
+  struct timespec soon;
+  clock_gettime (CLOCK_REALTIME, &soon);
+  soon.tv_nsec += 20 * 1000 * 1000;
+  if (soon.tv_nsec >= 1000000000)
+    {
+      soon.tv_sec++;
+      soon.tv_nsec -= 1000000000;
+    }
+  pthread_mutex_lock (&lock_a);
+  int err = pthread_mutex_timedlock (&lock_a, &soon);
+  pthread_mutex_unlock (&lock_a);
+  printf ("timedlock: %s\n", strerror (err));
+}
+
+/* Not reported: an errorcheck mutex answers EDEADLK, a recursive one
+   counts.  */
+static void
+errorcheck_and_recursive (void)
+{
+  pthread_mutexattr_t attr;
+  pthread_mutex_t check, rec;
+  pthread_mutexattr_init (&attr);
+  pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ERRORCHECK);
+  pthread_mutex_init (&check, &attr);
+  pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init (&rec, &attr);
+  pthread_mutex_lock (&check);
+  printf ("errorcheck: %s\n", strerror (pthread_mutex_lock (&check)));
+  pthread_mutex_unlock (&check);
+  pthread_mutex_lock (&rec);
+  pthread_mutex_lock (&rec);
+  pthread_mutex_unlock (&rec);
+  pthread_mutex_unlock (&rec);
+}
+
+/* Not reported: a trylock cannot wait.  */
+static void
+trylock_inversion (void)
+{
+  take_in_order (&lock_a, &lock_b);
+  pthread_mutex_lock (&lock_b);
+  if (pthread_mutex_trylock (&lock_a) == 0)
+    pthread_mutex_unlock (&lock_a);
+  pthread_mutex_unlock (&lock_b);
+}
+
+/* Not reported: readers of glibc's default rwlock never wait for
+   readers, so read-read orders are no deadlock.  */
+static void *
+read_then_lock (void *arg)
+{
+  (void) arg;
+  pthread_rwlock_rdlock (&table);
+  pthread_mutex_lock (&lock_a);
+  pthread_mutex_unlock (&lock_a);
+  pthread_rwlock_unlock (&table);
+  return NULL;
+}
+
+static void
+readers_share (void)
+{
+  pthread_t t;
+  pthread_create (&t, NULL, read_then_lock, NULL);
+  pthread_join (t, NULL);
+  pthread_mutex_lock (&lock_a);
+  pthread_rwlock_rdlock (&table);
+  pthread_rwlock_unlock (&table);
+  pthread_mutex_unlock (&lock_a);
+}
+
+/* Reported: a writer waits for the reader, which waits for lock_a.  */
+static void
+writer_against_reader (void)
+{
+  pthread_t t;
+  pthread_create (&t, NULL, read_then_lock, NULL);
+  pthread_join (t, NULL);
+  pthread_mutex_lock (&lock_a);
+  pthread_rwlock_wrlock (&table);
+  pthread_rwlock_unlock (&table);
+  pthread_mutex_unlock (&lock_a);
+}
+
+/* Reported: a reader of a writer-preferring rwlock taking it again
+   waits behind any writer that waits for the reader.  */
+static void
+writer_preferring_read_twice (void)
+{
+  pthread_rwlockattr_t attr;
+  pthread_rwlock_t rw;
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setkind_np (&attr,
+                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init (&rw, &attr);
+  pthread_rwlock_rdlock (&rw);
+  pthread_rwlock_rdlock (&rw);
+  pthread_rwlock_unlock (&rw);
+  pthread_rwlock_unlock (&rw);
+  pthread_rwlock_destroy (&rw);
+}
+
+/* Not reported: the same memory initialised again is a new lock.  */
+static void
+reinit_opposite_order (void)
+{
+  pthread_mutex_t *m = malloc (2 * sizeof *m);
+  pthread_mutex_init (&m[0], NULL);
+  pthread_mutex_init (&m[1], NULL);
+  take_in_order (&m[0], &m[1]);
+  pthread_mutex_destroy (&m[0]);
+  pthread_mutex_destroy (&m[1]);
+  pthread_mutex_init (&m[1], NULL);
+  pthread_mutex_init (&m[0], NULL);
+  take_in_order (&m[1], &m[0]);
+  free (m);
+}
+
+/* Two kinds of object, each with a mutex initialised in its constructor:
+   the orders of one pair of objects hold for every pair, so lockdep
+   reports the inversion on other objects (classes by init site), which
+   XPTHREAD_LOCKDEP_CLASSES=instance does not.  */
+struct account
+{
+  pthread_mutex_t mu;
+};
+
+struct ledger
+{
+  pthread_mutex_t mu;
+  long entries;
+};
+
+/* Not inlined: each constructor is one init site.  */
+static __attribute__ ((noinline)) struct account *
+new_account (void)
+{
+  struct account *a = malloc (sizeof *a);
+  pthread_mutex_init (&a->mu, NULL);
+  return a;
+}
+
+static __attribute__ ((noinline)) struct ledger *
+new_ledger (void)
+{
+  struct ledger *l = malloc (sizeof *l);
+  l->entries = 0;
+  pthread_mutex_init (&l->mu, NULL);
+  return l;
+}
+
+static void
+objects_of_a_kind (void)
+{
+  struct account *a1 = new_account (), *a2 = new_account ();
+  struct ledger *l1 = new_ledger (), *l2 = new_ledger ();
+  struct pair pairs[] = { { &a1->mu, &l1->mu }, { &l2->mu, &a2->mu } };
+  orders_in_threads (pairs, 2);
+}
+
+static const struct
+{
+  const char *name;
+  void (*run) (void);
+} cases[] = {
+  { "ab-ba", ab_ba },
+  { "three-cycle", three_cycle },
+  { "philosophers", philosophers },
+  { "self-deadlock", self_deadlock },
+  { "errorcheck-recursive", errorcheck_and_recursive },
+  { "trylock-inversion", trylock_inversion },
+  { "readers-share", readers_share },
+  { "writer-against-reader", writer_against_reader },
+  { "reinit-opposite-order", reinit_opposite_order },
+  { "objects-of-a-kind", objects_of_a_kind },
+  { "writer-preferring-read-twice", writer_preferring_read_twice },
+};
+
+int
+main (int argc, char **argv)
+{
+  for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
+    if (strcmp (argv[1], cases[i].name) == 0)
+      {
+        cases[i].run ();
+        printf ("%s: done\n", cases[i].name);
+        return 0;
+      }
+  fprintf (stderr, "usage: %s CASE\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,213 @@
+#!/bin/bash
+# Lockdep (XPTHREAD_LOCKDEP) on tests/lockdep-cases: each lock-order bug
+# gets the report below (addresses, thread ids, offsets and the program's
+# name left out; of each stack its first frame), although no run hangs;
+# each correct pattern gets none.  Under the preload in raw and hosted
+# mode, and linked with -lxpthread.
+set -u
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+plain=$XP_BUILDDIR/tests/lockdep-cases
+linked=$XP_BUILDDIR/tests/lockdep-cases-linked
+fail=0
+
+normalise ()
+{
+  sed -E -e 's/0x[0-9a-f]{6,}/ADDR/g' -e 's/thread [0-9]+( "[^"]*")?/thread TID/g' \
+      -e 's/\+0x[0-9a-f]+/+OFF/g' -e 's/\(lockdep-cases[a-z-]*\)/(PROG)/g' |
+    awk '/^        at /{ if (frames++ == 0) print; next } { frames = 0; print }'
+}
+
+# run NAME CASE ENV...: the report of CASE, normalised, in $tmp/NAME.
+run ()
+{
+  local name=$1 case=$2; shift 2
+  for how in raw hosted linked; do
+    local prog=$plain pre=$XP_LIB mode=$how
+    if [ $how = linked ]; then prog=$linked pre= mode=auto; fi
+    env LD_PRELOAD="$pre" XPTHREAD_MODE=$mode XPTHREAD_LOCKDEP=1 "$@" \
+      "$prog" "$case" > "$tmp/$name.$how.out" 2> "$tmp/$name.$how.err"
+    echo $? > "$tmp/$name.$how.status"
+    normalise < "$tmp/$name.$how.err" > "$tmp/$name.$how.report"
+  done
+}
+
+# expect NAME: the report of every way of running equals standard input.
+expect ()
+{
+  cat > "$tmp/$1.want"
+  for how in raw hosted linked; do
+    if ! diff -u "$tmp/$1.want" "$tmp/$1.$how.report" > "$tmp/$1.diff"; then
+      echo "FAIL: $1 ($how): the report differs:"; cat "$tmp/$1.diff"; fail=1
+    elif [ "$(cat "$tmp/$1.$how.status")" != 0 ]; then
+      echo "FAIL: $1 ($how): exit status $(cat "$tmp/$1.$how.status")"; fail=1
+    fi
+  done
+}
+
+no_report ()
+{
+  run "$1" "$1"
+  expect "$1" <<< "xpthread lockdep: $2"
+}
+
+run ab-ba ab-ba
+expect ab-ba <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, lock_a (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_b (PROG), taken at take_in_order+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. lock_a (PROG)
+       before lock_b (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    2. lock_b (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+
+xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+END
+
+run three-cycle three-cycle
+expect three-cycle <<'END'
+xpthread lockdep: possible deadlock: a cycle of 3 lock orders
+thread TID is taking ADDR, lock_a (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_c (PROG), taken at take_in_order+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. lock_a (PROG)
+       before lock_b (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    2. lock_b (PROG)
+       before lock_c (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    3. lock_c (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+
+xpthread lockdep: 3 lock classes, 3 lock orders, 1 report
+END
+
+run philosophers philosophers
+expect philosophers <<'END'
+xpthread lockdep: possible deadlock: a cycle of 5 lock orders
+thread TID is taking ADDR, forks (PROG)
+  it holds 1 lock:
+    #0 ADDR, forks+OFF (PROG), taken at take_in_order+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. forks (PROG)
+       before forks+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    2. forks+OFF (PROG)
+       before forks+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    3. forks+OFF (PROG)
+       before forks+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    4. forks+OFF (PROG)
+       before forks+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    5. forks+OFF (PROG)
+       before forks (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+
+xpthread lockdep: 5 lock classes, 5 lock orders, 1 report
+END
+
+run self-deadlock self-deadlock
+expect self-deadlock <<'END'
+xpthread lockdep: deadlock: a thread takes a lock it holds
+thread TID is taking ADDR, lock_a (PROG), at self_deadlock+OFF (PROG), and will wait for itself forever
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at self_deadlock+OFF (PROG)
+
+xpthread lockdep: 1 lock class, 0 lock orders, 1 report
+END
+
+run writer-against-reader writer-against-reader
+expect writer-against-reader <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, table (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at writer_against_reader+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. table (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first for reading (taken at read_then_lock+OFF (PROG)) and took the second
+        at read_then_lock+OFF (PROG)
+    2. lock_a (PROG)
+       before table (PROG)
+       in thread TID, which held the first (taken at writer_against_reader+OFF (PROG)) and took the second
+        at writer_against_reader+OFF (PROG)
+
+xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+END
+
+run objects-of-a-kind objects-of-a-kind
+expect objects-of-a-kind <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, the locks initialised at new_account+OFF (PROG)
+  it holds 1 lock:
+    #0 ADDR, the locks initialised at new_ledger+OFF (PROG), taken at take_in_order+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. the locks initialised at new_account+OFF (PROG)
+       before the locks initialised at new_ledger+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    2. the locks initialised at new_ledger+OFF (PROG)
+       before the locks initialised at new_account+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+
+xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+END
+
+run writer-preferring-read-twice writer-preferring-read-twice
+expect writer-preferring-read-twice <<'END'
+xpthread lockdep: deadlock: a thread takes a lock it holds
+thread TID is taking ADDR, the locks initialised at writer_preferring_read_twice+OFF (PROG), at writer_preferring_read_twice+OFF (PROG), and will wait for itself once a writer waits
+  it holds 1 lock:
+    #0 ADDR, the locks initialised at writer_preferring_read_twice+OFF (PROG), taken for reading at writer_preferring_read_twice+OFF (PROG)
+
+xpthread lockdep: 1 lock class, 0 lock orders, 1 report
+END
+
+# Per-object classes see the same objects only, which never deadlock.
+run objects-as-instances objects-of-a-kind XPTHREAD_LOCKDEP_CLASSES=instance
+expect objects-as-instances <<< "xpthread lockdep: 4 lock classes, 2 lock orders, 0 reports"
+
+no_report errorcheck-recursive "2 lock classes, 0 lock orders, 0 reports"
+no_report trylock-inversion "2 lock classes, 1 lock order, 0 reports"
+no_report readers-share "2 lock classes, 1 lock order, 0 reports"
+no_report reinit-opposite-order "4 lock classes, 2 lock orders, 0 reports"
+
+# XPTHREAD_LOCKDEP_FILE takes the reports; =abort stops the program after
+# the first one; unset, lockdep says nothing.
+env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=1 XPTHREAD_LOCKDEP_FILE="$tmp/file" \
+  "$plain" ab-ba > /dev/null 2> "$tmp/file.err"
+if ! grep -q '^xpthread lockdep: possible deadlock' "$tmp/file" || [ -s "$tmp/file.err" ]; then
+  echo "FAIL: XPTHREAD_LOCKDEP_FILE: the report did not go to the file alone"; fail=1
+fi
+env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=abort "$plain" self-deadlock \
+  > "$tmp/abort.out" 2> "$tmp/abort.err"
+status=$?
+if [ $status != 134 ] || ! grep -q '^xpthread lockdep: aborting' "$tmp/abort.err" ||
+   grep -q 'timedlock' "$tmp/abort.out"; then
+  echo "FAIL: XPTHREAD_LOCKDEP=abort: status $status"; cat "$tmp/abort.err"; fail=1
+fi
+env LD_PRELOAD="$XP_LIB" "$plain" ab-ba > /dev/null 2> "$tmp/off.err"
+if [ -s "$tmp/off.err" ]; then
+  echo "FAIL: without XPTHREAD_LOCKDEP the program printed:"; cat "$tmp/off.err"; fail=1
+fi
+[ $fail = 0 ] && echo "lockdep: every report as expected, raw, hosted and linked"
+exit $fail
