@@ -44,7 +44,6 @@ static int stop;
 static pthread_t main_thread;
 static char sem_name[64];
 static int (*setfsuid_np) (uid_t);
-static const char *(*mode_np) (void);
 
 /* Each returns 0 when the call worked.  The hammers call it in a loop,
    each child once.  */
@@ -107,11 +106,8 @@ use_threads (void)
   return err != 0;
 }
 
-/* Only the hammers: glibc 2.36's own child cannot dlopen after a fork
-   that cut another thread's dlopen in two (ld.so's assertion that the
-   link map is consistent fails, without xpthread too), so that child
-   creates threads instead (threads_after_dlopen), which allocate TLS with
-   glibc's TLS lock reset and its module list as the fork left it.  */
+/* Only the hammers: the child cannot take this path after a fork that
+   cut another thread's dlopen (below).  */
 static int
 use_tls_module (void)
 {
@@ -121,37 +117,6 @@ use_tls_module (void)
   int (*get) (void) = (int (*) (void)) dlsym (handle, "xp_tls_dynamic_get");
   int ok = get != NULL && get () == 0x3333;
   return dlclose (handle) != 0 || !ok;
-}
-
-/* The child of the dlopen case.  In hosted mode glibc allocates the
-   stacks, and glibc 2.36's fork child keeps the parent's other threads'
-   stacks for reuse as the fork left them: a hammer caught between freeing
-   its block of the module's TLS and clearing its DTV entry for it
-   (_dl_update_slotinfo) leaves a stack whose reuse frees that block again
-   ("double free or corruption", without xpthread too).  A stack of our
-   own takes nothing from that cache.  Raw mode's cache holds only blocks
-   of threads that had ended before the fork, so there the child uses it.  */
-static int
-threads_after_dlopen (void)
-{
-  if (strcmp (mode_np (), "hosted") != 0)
-    return use_threads ();
-  static char stack[256 * 1024] __attribute__ ((aligned (4096)));
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_t t;
-  int err = pthread_attr_setstack (&attr, stack, sizeof stack);
-  if (err == 0)
-    err = pthread_create (&t, &attr, nothing, NULL);
-  if (err == 0)
-    err = pthread_join (t, NULL);
-  /* The joined thread has left the stack.  */
-  if (err == 0)
-    err = pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  if (err == 0)
-    err = pthread_create (&t, &attr, nothing, NULL);
-  pthread_attr_destroy (&attr);
-  return err != 0;
 }
 
 /* Switch away from our own file-system uid and back.  */
@@ -203,7 +168,14 @@ static const struct api apis[] = {
   { "sem_open/sem_close", use_named_sem, NULL },
   { "system", use_system, NULL },
   { "pthread_create/exit", use_threads, NULL },
-  { "dlopen of a TLS module", use_tls_module, threads_after_dlopen },
+  /* The child uses keys: glibc 2.36's own fork child cannot use the
+     dynamic loader after a fork that cut another thread's dlopen or TLS
+     update in two, without xpthread too (dlopen and a new thread's TLS
+     trip ld.so's assertions, dl_iterate_phdr waits for a loader lock the
+     fork copied held, a stack from glibc's cache frees a hammer's TLS
+     block again).  xpthread takes no lock of its own on that path, and
+     keys need neither the loader nor TLS.  */
+  { "dlopen of a TLS module", use_tls_module, use_keys },
   { "xpthread_setfsuid_np", use_fsuid, NULL },
   { "setuid", use_setuid, NULL },
   { "pthread_setschedparam", sched_main_thread, sched_then_exit },
@@ -253,8 +225,6 @@ START_TEST (fork_while_in_library)
   snprintf (sem_name, sizeof sem_name, "/xp-fork-locks-%d", (int) getpid ());
   *(void **) &setfsuid_np = dlsym (RTLD_DEFAULT, "xpthread_setfsuid_np");
   ck_assert_msg (setfsuid_np != NULL, "xpthread_setfsuid_np is not exported");
-  *(void **) &mode_np = dlsym (RTLD_DEFAULT, "xpthread_mode_np");
-  ck_assert_msg (mode_np != NULL, "xpthread_mode_np is not exported");
   ck_assert_msg (api->use () == 0, "%s fails before any fork", api->name);
 
   int seconds = xp_test_storm_seconds (0);
