@@ -19,7 +19,11 @@
        # check checksum 0x...    # check words N    # check distinct N
        # ...                     (top words, throughput)
 
-   usage: workload [-t COUNTERS] [-g GENERATORS] [-s MIB] [-c CHUNK_KIB] [-v]  */
+   usage: workload [-t COUNTERS] [-g GENERATORS] [-s MIB] [-c CHUNK_KIB] [-v]
+                   [-B]
+
+   -B plants a lock-order bug for the lock validator (xpthread-lockdep(7))
+   to find; the results stay the same (see plant_order_bug).  */
 #include "bench.h"
 #include <ctype.h>
 #include <pthread.h>
@@ -271,6 +275,16 @@ static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stats totals;
 static atomic_long generated_words;
 
+/* -B: a planted lock-order bug.  A generator that is done takes
+   totals_lock while it holds queue.lock; a counter's stats destructor
+   takes queue.lock while it holds totals_lock.  Both orders are taken in
+   every run, but never at the same time: a counter exits only once
+   queue_get has seen no producer left, after every generator's last
+   section under queue.lock, so the program never hangs.  The validator
+   reports the cycle all the same.  */
+static int plant_order_bug;
+static long generators_done;    /* -B: under totals_lock */
+
 /* Thread-local buffers: the word being read and the local table.  */
 static __thread char word_buf[MAX_WORD + 1];
 static __thread struct local_table *local;
@@ -280,6 +294,19 @@ stats_destructor (void *p)
 {
   struct stats *s = p;
   pthread_mutex_lock (&totals_lock);
+  if (plant_order_bug)
+    {
+      /* totals_lock, then queue.lock.  */
+      pthread_mutex_lock (&queue.lock);
+      int producers = queue.producers;
+      pthread_mutex_unlock (&queue.lock);
+      if (producers != 0 || generators_done == 0)
+        {
+          fprintf (stderr, "workload: a counter ended before the "
+                   "generators\n");
+          exit (1);
+        }
+    }
   totals.words += s->words;
   totals.chunks += s->chunks;
   totals.bytes += s->bytes;
@@ -369,6 +396,13 @@ generator (void *arg)
     }
   atomic_fetch_add (&generated_words, words);
   pthread_mutex_lock (&queue.lock);
+  if (plant_order_bug)
+    {
+      /* queue.lock, then totals_lock.  */
+      pthread_mutex_lock (&totals_lock);
+      generators_done++;
+      pthread_mutex_unlock (&totals_lock);
+    }
   if (--queue.producers == 0)
     pthread_cond_broadcast (&queue.not_empty);
   pthread_mutex_unlock (&queue.lock);
@@ -438,7 +472,7 @@ main (int argc, char **argv)
   long counters = ncpu > 1 ? ncpu : 2, generators = 0;
   long mib = 48, chunk_kib = 64;
   int verbose = 0, opt;
-  while ((opt = getopt (argc, argv, "t:g:s:c:v")) != -1)
+  while ((opt = getopt (argc, argv, "t:g:s:c:vB")) != -1)
     switch (opt)
       {
       case 't': counters = bench_count (argv[0], optarg); break;
@@ -446,9 +480,10 @@ main (int argc, char **argv)
       case 's': mib = bench_count (argv[0], optarg); break;
       case 'c': chunk_kib = bench_count (argv[0], optarg); break;
       case 'v': verbose = 1; break;
+      case 'B': plant_order_bug = 1; break;
       default:
         fprintf (stderr, "usage: %s [-t COUNTERS] [-g GENERATORS] [-s MIB]"
-                 " [-c CHUNK_KIB] [-v]\n", argv[0]);
+                 " [-c CHUNK_KIB] [-v] [-B]\n", argv[0]);
         return 2;
       }
   if (generators == 0)
