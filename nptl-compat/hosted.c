@@ -123,6 +123,7 @@ hosted_main (void *arg)
      valgrind's thread checkers see as the program's, and which order
      everything the thread did before the next pthread_create, hiding
      the program's races from them.  */
+  xp_hook_thread_start (self, self->start_routine);
   void *result = self->start_routine (self->arg);
   xp_hosted_return (result);
   return result;
@@ -149,6 +150,7 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   t->kind = XP_THREAD_HOSTED;
   t->start_routine = start_routine;
   t->arg = arg;
+  xp_hook_thread_created (t, start_routine);
   t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
   t->realtime = (a->flags & XP_ATTR_EXPLICIT_SCHED)
                 ? a->policy == SCHED_FIFO || a->policy == SCHED_RR

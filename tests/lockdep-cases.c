@@ -188,6 +188,49 @@ writer_preferring_read_twice (void)
   pthread_rwlock_destroy (&rw);
 }
 
+/* Reported: joining while holding lock_a a thread whose kind takes
+   lock_a.  This run never hangs (the second worker does not take the
+   lock), but one whose worker did would; no two mutexes are ever taken
+   in opposite orders, so a checker of mutex orders alone sees nothing.  */
+static void *
+worker (void *take)
+{
+  if (take != NULL)
+    {
+      pthread_mutex_lock (&lock_a);
+      pthread_mutex_unlock (&lock_a);
+    }
+  return NULL;
+}
+
+static void
+join_while_holding (void)
+{
+  pthread_t t;
+  pthread_create (&t, NULL, worker, &lock_a);
+  pthread_join (t, NULL);
+  pthread_mutex_lock (&lock_a);
+  pthread_create (&t, NULL, worker, NULL);
+  pthread_join (t, NULL);
+  pthread_mutex_unlock (&lock_a);
+}
+
+/* Warned of: a condition wait that keeps lock_b while it releases
+   lock_a.  */
+static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+
+static void
+cond_wait_keeps_lock (void)
+{
+  struct timespec soon;
+  clock_gettime (CLOCK_REALTIME, &soon);
+  pthread_mutex_lock (&lock_b);
+  pthread_mutex_lock (&lock_a);
+  pthread_cond_timedwait (&ready, &lock_a, &soon);
+  pthread_mutex_unlock (&lock_a);
+  pthread_mutex_unlock (&lock_b);
+}
+
 /* Not reported: the same memory initialised again is a new lock.  */
 static void
 reinit_opposite_order (void)
@@ -262,6 +305,8 @@ static const struct
   { "reinit-opposite-order", reinit_opposite_order },
   { "objects-of-a-kind", objects_of_a_kind },
   { "writer-preferring-read-twice", writer_preferring_read_twice },
+  { "join-while-holding", join_while_holding },
+  { "cond-wait-keeps-lock", cond_wait_keeps_lock },
 };
 
 int

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Lockdep (XPTHREAD_LOCKDEP) on tests/lockdep-cases: each lock-order bug
-# gets the report below (addresses, thread ids, offsets and the program's
+# (or a join or a condition wait that can deadlock) gets the report below (addresses, thread ids, offsets and the program's
 # name left out; of each stack its first frame), although no run hangs;
 # each correct pattern gets none.  Under the preload in raw and hosted
 # mode, and linked with -lxpthread.
@@ -67,7 +67,7 @@ thread TID is taking ADDR, lock_a (PROG)
        in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
         at take_in_order+OFF (PROG)
 
-xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
 
 run three-cycle three-cycle
@@ -90,7 +90,7 @@ thread TID is taking ADDR, lock_a (PROG)
        in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
         at take_in_order+OFF (PROG)
 
-xpthread lockdep: 3 lock classes, 3 lock orders, 1 report
+xpthread lockdep: 4 lock classes, 6 lock orders, 1 report
 END
 
 run philosophers philosophers
@@ -121,7 +121,7 @@ thread TID is taking ADDR, forks (PROG)
        in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
         at take_in_order+OFF (PROG)
 
-xpthread lockdep: 5 lock classes, 5 lock orders, 1 report
+xpthread lockdep: 6 lock classes, 10 lock orders, 1 report
 END
 
 run self-deadlock self-deadlock
@@ -150,7 +150,7 @@ thread TID is taking ADDR, table (PROG)
        in thread TID, which held the first (taken at writer_against_reader+OFF (PROG)) and took the second
         at writer_against_reader+OFF (PROG)
 
-xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+xpthread lockdep: 3 lock classes, 3 lock orders, 1 report
 END
 
 run objects-of-a-kind objects-of-a-kind
@@ -169,7 +169,7 @@ thread TID is taking ADDR, the locks initialised at new_account+OFF (PROG)
        in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
         at take_in_order+OFF (PROG)
 
-xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
 
 run writer-preferring-read-twice writer-preferring-read-twice
@@ -182,13 +182,42 @@ thread TID is taking ADDR, the locks initialised at writer_preferring_read_twice
 xpthread lockdep: 1 lock class, 0 lock orders, 1 report
 END
 
+run join-while-holding join-while-holding
+expect join-while-holding <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, the end of the threads running worker (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at join_while_holding+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. the end of the threads running worker (PROG)
+       before lock_a (PROG)
+       in thread TID, one of those threads, which took the second
+        at worker+OFF (PROG)
+    2. lock_a (PROG)
+       before the end of the threads running worker (PROG)
+       in thread TID, which held the first (taken at join_while_holding+OFF (PROG)) and joined one of them
+        at join_while_holding+OFF (PROG)
+
+xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+END
+
+run cond-wait-keeps-lock cond-wait-keeps-lock
+expect cond-wait-keeps-lock <<'END'
+xpthread lockdep: warning: a condition wait keeps another lock
+thread TID waits on condition variable ADDR at cond_wait_keeps_lock+OFF (PROG), releasing mutex ADDR, but keeps:
+    #0 ADDR, lock_b (PROG), taken at cond_wait_keeps_lock+OFF (PROG)
+  a thread that needs it before it signals will never signal
+
+xpthread lockdep: 2 lock classes, 1 lock order, 1 report
+END
+
 # Per-object classes see the same objects only, which never deadlock.
 run objects-as-instances objects-of-a-kind XPTHREAD_LOCKDEP_CLASSES=instance
-expect objects-as-instances <<< "xpthread lockdep: 4 lock classes, 2 lock orders, 0 reports"
+expect objects-as-instances <<< "xpthread lockdep: 5 lock classes, 6 lock orders, 0 reports"
 
 no_report errorcheck-recursive "2 lock classes, 0 lock orders, 0 reports"
 no_report trylock-inversion "2 lock classes, 1 lock order, 0 reports"
-no_report readers-share "2 lock classes, 1 lock order, 0 reports"
+no_report readers-share "3 lock classes, 2 lock orders, 0 reports"
 no_report reinit-opposite-order "4 lock classes, 2 lock orders, 0 reports"
 
 # XPTHREAD_LOCKDEP_FILE takes the reports; =abort stops the program after

@@ -61,10 +61,31 @@ xp_hooks_lock_destroy (const void *lock)
 }
 
 void
-xp_hooks_thread_exit (void)
+xp_hooks_thread_start (const void *thread, const void *routine)
 {
   if (xp_lockdep_on)
-    xp_lockdep_thread_exit ();
+    xp_lockdep_thread_start (thread, routine);
+}
+
+void
+xp_hooks_thread_created (const void *thread, const void *routine)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_thread_created (thread, routine);
+}
+
+void
+xp_hooks_thread_exit (const void *thread, bool detached)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_thread_exit (thread, detached);
+}
+
+void
+xp_hooks_cond_wait (const void *cond, const void *mutex, const void *site)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_cond_wait (cond, mutex, site);
 }
 
 void

@@ -33,7 +33,13 @@ void xp_hooks_releasing (void *lock, size_t size, unsigned flags)
   XP_HIDDEN;
 void xp_hooks_lock_init (const void *lock, const void *site) XP_HIDDEN;
 void xp_hooks_lock_destroy (const void *lock) XP_HIDDEN;
-void xp_hooks_thread_exit (void) XP_HIDDEN;
+void xp_hooks_thread_start (const void *thread, const void *routine)
+  XP_HIDDEN;
+void xp_hooks_thread_created (const void *thread, const void *routine)
+  XP_HIDDEN;
+void xp_hooks_thread_exit (const void *thread, bool detached) XP_HIDDEN;
+void xp_hooks_cond_wait (const void *cond, const void *mutex,
+                         const void *site) XP_HIDDEN;
 void xp_hooks_send (const void *obj) XP_HIDDEN;
 void xp_hooks_receive (const void *obj) XP_HIDDEN;
 void xp_hooks_sync_words (const void *addr, size_t size) XP_HIDDEN;
@@ -98,12 +104,36 @@ xp_hook_lock_destroy (const void *lock)
     xp_hooks_lock_destroy (lock);
 }
 
-/* The calling thread is ending: it takes no more locks.  */
+/* THREAD is about to be started to run ROUTINE; the calling thread
+   THREAD starts running it; or it is ending, and takes no more locks
+   (DETACHED: nobody will join it).  */
 static inline void
-xp_hook_thread_exit (void)
+xp_hook_thread_created (const void *thread, void *(*routine) (void *))
 {
   if (xp_hooks_on ())
-    xp_hooks_thread_exit ();
+    xp_hooks_thread_created (thread, (const void *) routine);
+}
+
+static inline void
+xp_hook_thread_start (const void *thread, void *(*routine) (void *))
+{
+  if (xp_hooks_on ())
+    xp_hooks_thread_start (thread, (const void *) routine);
+}
+
+static inline void
+xp_hook_thread_exit (const void *thread, bool detached)
+{
+  if (xp_hooks_on ())
+    xp_hooks_thread_exit (thread, detached);
+}
+
+/* A wait on COND, called at SITE, is about to release MUTEX.  */
+static inline void
+xp_hook_cond_wait (const void *cond, const void *mutex, const void *site)
+{
+  if (xp_hooks_on ())
+    xp_hooks_cond_wait (cond, mutex, site);
 }
 
 /* Everything this thread did before xp_hook_send (OBJ) happens before

@@ -13,7 +13,9 @@ enum xp_ld_origin
                          its address */
   XP_LD_INIT_SITE,    /* the call of pthread_mutex_init & co. */
   XP_LD_FIRST_LOCK,   /* a zero-filled lock: where it was first taken */
-  XP_LD_INSTANCE      /* XPTHREAD_LOCKDEP_CLASSES=instance: the lock */
+  XP_LD_INSTANCE,     /* XPTHREAD_LOCKDEP_CLASSES=instance: the lock */
+  XP_LD_THREAD_END    /* the end of the threads running a routine, which
+                         each holds from its start and joiners wait for */
 };
 
 #define XP_LD_STACK_DEPTH 12
@@ -65,6 +67,9 @@ void xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
   XP_HIDDEN;
 void xp_ld_report_self (const struct xp_ld_held *again,
                         const struct xp_ld_held *held, unsigned depth)
+  XP_HIDDEN;
+void xp_ld_report_cond_wait (const void *cond, const void *mutex,
+                             const void *site, const struct xp_ld_held *kept)
   XP_HIDDEN;
 void xp_ld_report_summary (unsigned classes, unsigned edges,
                            unsigned reports) XP_HIDDEN;

@@ -104,6 +104,10 @@ say_class (uint32_t id)
       say ("the locks first taken at ");
       say_site (c->key);
       break;
+    case XP_LD_THREAD_END:
+      say ("the end of the threads running ");
+      say_code (c->key);
+      break;
     }
 }
 
@@ -126,17 +130,38 @@ say_thread (int tid)
 }
 
 static void
+say_one_held (unsigned i, const struct xp_ld_held *h)
+{
+  say ("    #%u %p, ", i, (const void *) h->lock);
+  say_class (h->class_id);
+  say (", taken%s at ", (h->flags & XP_LD_READ) ? " for reading" : "");
+  say_site (h->site);
+  say ("\n");
+}
+
+static bool
+is_thread_end (uint32_t class_id)
+{
+  return xp_ld_class (class_id)->origin == XP_LD_THREAD_END;
+}
+
+/* A thread's own end, which it holds from its start, is left out.  */
+static bool
+shown (const struct xp_ld_held *h)
+{
+  return !is_thread_end (h->class_id);
+}
+
+static void
 say_held (const struct xp_ld_held *held, unsigned depth)
 {
-  say ("  %s holds %u lock%s:\n", "it", depth, depth == 1 ? "" : "s");
+  unsigned n = 0;
   for (unsigned i = 0; i < depth; i++)
-    {
-      say ("    #%u %p, ", i, held[i].lock);
-      say_class (held[i].class_id);
-      say (", taken%s at ", (held[i].flags & XP_LD_READ) ? " for reading" : "");
-      say_site (held[i].site);
-      say ("\n");
-    }
+    n += shown (&held[i]);
+  say ("  it holds %u lock%s%s\n", n, n == 1 ? "" : "s", n == 0 ? "" : ":");
+  for (unsigned i = 0, k = 0; i < depth; i++)
+    if (shown (&held[i]))
+      say_one_held (k++, &held[i]);
 }
 
 static void
@@ -186,10 +211,16 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
       say_class (e->to);
       say ("\n       in ");
       say_thread (e->tid);
-      say (", which held the first%s (taken at ",
-           e->held_for_read ? " for reading" : "");
-      say_site (e->held_site);
-      say (") and took the second\n");
+      if (is_thread_end (e->from))
+        say (", one of those threads, which took the second\n");
+      else
+        {
+          say (", which held the first%s (taken at ",
+               e->held_for_read ? " for reading" : "");
+          say_site (e->held_site);
+          say (is_thread_end (e->to) ? ") and joined one of them\n"
+                                     : ") and took the second\n");
+        }
       say_stack (&e->stack);
     }
   finish ();
@@ -209,6 +240,20 @@ xp_ld_report_self (const struct xp_ld_held *again,
        ? ", and will wait for itself once a writer waits\n"
        : ", and will wait for itself forever\n");
   say_held (held, depth);
+  finish ();
+}
+
+void
+xp_ld_report_cond_wait (const void *cond, const void *mutex,
+                        const void *site, const struct xp_ld_held *kept)
+{
+  say ("xpthread lockdep: warning: a condition wait keeps another lock\n");
+  say_thread (xp_self_tid ());
+  say (" waits on condition variable %p at ", cond);
+  say_site (site);
+  say (", releasing mutex %p, but keeps:\n", mutex);
+  say_one_held (0, kept);
+  say ("  a thread that needs it before it signals will never signal\n");
   finish ();
 }
 

@@ -89,13 +89,32 @@ out_of_memory (void)
 
 /* --- the calling thread's held locks ------------------------------------ */
 
+/* What a thread has seen already, so that taking a lock whose class and
+   orders it knows takes no lock of lockdep's: the classes of recent
+   locks, valid while class_epoch is unchanged (a lock's class changes
+   only when some lock is initialised, destroyed or becomes a thread's),
+   and orders, which never change.  */
+#define CLASS_CACHE 64
+#define ORDER_CACHE 256
+
+struct cached_class
+{
+  const void *lock;
+  uint32_t class_id;
+  uint32_t epoch;
+};
+
 struct ld_thread
 {
   struct xp_ld_held *held;
   unsigned depth, capacity;
   bool inside;              /* in lockdep now */
   struct ld_thread *next_free;
+  struct cached_class classes[CLASS_CACHE];
+  uint64_t orders[ORDER_CACHE];   /* from << 32 | to; 0: none */
 };
+
+static uint32_t class_epoch;
 
 static __thread struct ld_thread *ld_self
   __attribute__ ((tls_model ("initial-exec")));
@@ -410,12 +429,83 @@ self_deadlock (const struct xp_ld_held *held, unsigned flags)
   return !(flags & XP_LD_READ) || !(flags & XP_LD_READERS_SHARE);
 }
 
+static struct cached_class *
+class_slot (struct ld_thread *t, const void *lock)
+{
+  return &t->classes[((uintptr_t) lock >> 4) % CLASS_CACHE];
+}
+
+static uint64_t *
+order_slot (struct ld_thread *t, uint64_t order)
+{
+  return &t->orders[(order * 0x9e3779b97f4a7c15u >> 56) % ORDER_CACHE];
+}
+
+/* LOCK's class if the thread knows it, else 0.  */
+static uint32_t
+known_class (struct ld_thread *t, const void *lock)
+{
+  const struct cached_class *k = class_slot (t, lock);
+  return k->lock == lock && k->epoch == xp_load_relaxed (&class_epoch)
+         ? k->class_id : 0;
+}
+
+static uint64_t
+order_key (uint32_t from, uint32_t to)
+{
+  return (uint64_t) from << 32 | to;
+}
+
+/* Does the thread know every order that taking class C adds?  */
+static bool
+orders_known (struct ld_thread *t, uint32_t c)
+{
+  for (unsigned i = 0; i < t->depth; i++)
+    if (t->held[i].class_id != c)
+      {
+        uint64_t key = order_key (t->held[i].class_id, c);
+        if (*order_slot (t, key) != key)
+          return false;
+      }
+  return true;
+}
+
+/* Under the lockdep lock: remember LOCK's class C, and the orders
+   taking it added.  */
+static void
+remember (struct ld_thread *t, const void *lock, uint32_t c, bool orders)
+{
+  *class_slot (t, lock) = (struct cached_class) {
+    lock, c, xp_load_relaxed (&class_epoch)
+  };
+  for (unsigned i = 0; orders && i < t->depth; i++)
+    if (t->held[i].class_id != c)
+      {
+        uint64_t key = order_key (t->held[i].class_id, c);
+        *order_slot (t, key) = key;
+      }
+}
+
+static bool
+adds_orders (unsigned flags)
+{
+  return !((flags & XP_LD_READ) && (flags & XP_LD_READERS_SHARE));
+}
+
 void
 xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
 {
   if (flags & XP_LD_TRY)
     return;
-  struct ld_thread *t = enter ();
+  struct ld_thread *t = ld_self;
+  if (t != NULL && !t->inside)
+    {
+      uint32_t known = known_class (t, lock);
+      if (known != 0 && find_held (t, lock) == NULL
+          && (!adds_orders (flags) || orders_known (t, known)))
+        return;
+    }
+  t = enter ();
   if (t == NULL)
     return;
   uint32_t c = class_of (lock, site);
@@ -431,8 +521,7 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
           xp_ld_report_self (&h, t->held, t->depth);
         }
     }
-  else if (!((flags & XP_LD_READ) && (flags & XP_LD_READERS_SHARE))
-           && needs_edges (t, c))
+  else if (adds_orders (flags) && needs_edges (t, c))
     {
       struct xp_ld_stack stack;
       capture_stack (&stack);
@@ -440,18 +529,33 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
         if (t->held[i].class_id != c)
           add_edge (t, &t->held[i], lock, c, &stack);
     }
+  if (c != 0)
+    remember (t, lock, c, again == NULL && adds_orders (flags));
   leave (t);
 }
 
 void
 xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
 {
-  struct ld_thread *t = enter ();
+  struct ld_thread *t = ld_self;
+  if (t != NULL && !t->inside && t->depth < t->capacity)
+    {
+      uint32_t known = known_class (t, lock);
+      if (known != 0)
+        {
+          t->held[t->depth++] = (struct xp_ld_held) { lock, known, flags,
+                                                      site };
+          return;
+        }
+    }
+  t = enter ();
   if (t == NULL)
     return;
   struct xp_ld_held h = { lock, class_of (lock, site), flags, site };
   if (h.class_id == 0 || !push_held (t, &h))
     out_of_memory ();
+  else
+    remember (t, lock, h.class_id, false);
   leave (t);
 }
 
@@ -474,12 +578,60 @@ xp_lockdep_release (const void *lock)
       }
 }
 
+/* The class of THREAD's end, from now on.  */
+/* Under the lockdep lock: the class of some lock changes.  */
+static void
+classes_change (void)
+{
+  xp_store_relaxed (&class_epoch, class_epoch + 1);
+}
+
+static uint32_t
+thread_end_class (const void *thread, const void *routine)
+{
+  classes_change ();
+  uint32_t c = class_for_key (routine, XP_LD_THREAD_END, thread);
+  if (c == 0 || !xp_addr_map_put (&lock_classes, (uintptr_t) thread, c))
+    return 0;
+  return c;
+}
+
 void
-xp_lockdep_thread_exit (void)
+xp_lockdep_thread_created (const void *thread, const void *routine)
 {
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
+  if (thread_end_class (thread, routine) == 0)
+    out_of_memory ();
+  leave (t);
+}
+
+void
+xp_lockdep_thread_start (const void *thread, const void *routine)
+{
+  struct ld_thread *t = enter ();
+  if (t == NULL)
+    return;
+  struct xp_ld_held h = { thread, thread_end_class (thread, routine), 0,
+                          NULL };
+  if (h.class_id == 0 || !push_held (t, &h))
+    out_of_memory ();
+  leave (t);
+}
+
+void
+xp_lockdep_thread_exit (const void *thread, bool detached)
+{
+  struct ld_thread *t = enter ();
+  if (t == NULL)
+    return;
+  /* A joiner still needs the class of the thread's end.  */
+  if (detached)
+    {
+      classes_change ();
+      xp_addr_map_remove (&lock_classes, (uintptr_t) thread);
+    }
   t->depth = 0;
   t->inside = false;
   t->next_free = free_states;
@@ -488,12 +640,39 @@ xp_lockdep_thread_exit (void)
   xp_unlock (&ld_lock);
 }
 
+/* Warned of already: the pairs of a wait site and a class kept held.  */
+static struct xp_addr_map cond_warnings;
+
+void
+xp_lockdep_cond_wait (const void *cond, const void *mutex, const void *site)
+{
+  struct ld_thread *t = enter ();
+  if (t == NULL)
+    return;
+  for (unsigned i = 0; i < t->depth; i++)
+    {
+      const struct xp_ld_held *h = &t->held[i];
+      if (h->lock == mutex
+          || xp_ld_class (h->class_id)->origin == XP_LD_THREAD_END)
+        continue;
+      uintptr_t key = (uintptr_t) site ^ ((uintptr_t) h->class_id << 40);
+      if (xp_addr_map_get (&cond_warnings, key) != 0)
+        continue;
+      if (!xp_addr_map_put (&cond_warnings, key, 1))
+        out_of_memory ();
+      report_count++;
+      xp_ld_report_cond_wait (cond, mutex, site, h);
+    }
+  leave (t);
+}
+
 void
 xp_lockdep_lock_init (const void *lock, const void *site)
 {
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
+  classes_change ();
   uint32_t c = instance_classes ? class_for_key (lock, XP_LD_INSTANCE, lock)
                                 : class_for_key (program_site (site),
                                                  XP_LD_INIT_SITE, lock);
@@ -508,6 +687,7 @@ xp_lockdep_lock_destroy (const void *lock)
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
+  classes_change ();
   xp_addr_map_remove (&lock_classes, (uintptr_t) lock);
   leave (t);
 }

@@ -29,8 +29,20 @@ void xp_lockdep_acquired (const void *lock, unsigned flags,
                           const void *site) XP_HIDDEN;
 /* LOCK is being released by the caller.  */
 void xp_lockdep_release (const void *lock) XP_HIDDEN;
-/* The calling thread ends: its list of held locks is reused.  */
-void xp_lockdep_thread_exit (void) XP_HIDDEN;
+/* The calling thread THREAD starts running ROUTINE, or ends (its list of
+   held locks is then reused; DETACHED: nobody will join it).  A thread
+   holds its own end from its start: joining it waits for that end, as
+   taking a lock waits for its release.  */
+void xp_lockdep_thread_start (const void *thread, const void *routine)
+  XP_HIDDEN;
+/* The creator of THREAD, which will run ROUTINE: a join may come before
+   the thread starts.  */
+void xp_lockdep_thread_created (const void *thread, const void *routine)
+  XP_HIDDEN;
+void xp_lockdep_thread_exit (const void *thread, bool detached) XP_HIDDEN;
+/* A wait on COND releases MUTEX at SITE: warn of the other locks held.  */
+void xp_lockdep_cond_wait (const void *cond, const void *mutex,
+                           const void *site) XP_HIDDEN;
 /* LOCK was initialised at SITE / destroyed: a lock at that address is a
    new lock from then on.  */
 void xp_lockdep_lock_init (const void *lock, const void *site) XP_HIDDEN;

@@ -277,6 +277,7 @@ int
 pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
 {
   struct xp_cond *c = xp_cond (cond);
+  xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   if (is_pshared (c))
     return shared_wait (cond, m, CLOCK_REALTIME, NULL);
   return wait_private (c, m, CLOCK_REALTIME, NULL);
@@ -288,6 +289,7 @@ pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
                         const struct timespec *abstime)
 {
   struct xp_cond *c = xp_cond (cond);
+  xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   if (is_pshared (c))
     return shared_wait (cond, m, cond_clock (c), abstime);
   return wait_private (c, m, cond_clock (c), abstime);
@@ -301,6 +303,7 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
   struct xp_cond *c = xp_cond (cond);
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
+  xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   if (is_pshared (c))
     return shared_wait (cond, m, clock, abstime);
   return wait_private (c, m, clock, abstime);

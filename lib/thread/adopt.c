@@ -47,7 +47,7 @@ release_foreign (void *arg)
 {
   struct xp_thread *self = arg;
   xp_tsd_run_destructors (self);
-  xp_hook_thread_exit ();
+  xp_hook_thread_exit (self, true);
   xp_thread_list_remove (self);
   xp_tsd_release (self);
   xp_self_ptr = NULL;

@@ -16,6 +16,7 @@
 #include "attr.h"
 #include "cancel.h"
 #include "compat.h"
+#include "lock-hooks.h"
 #include "export.h"
 #include "stack.h"
 #include "thread.h"
@@ -59,6 +60,7 @@ thread_main (void *arg)
   set_signal_mask (&self->start_sigmask, NULL);
   if (!run)
     return 0;
+  xp_hook_thread_start (self, self->start_routine);
   xp_thread_exit (self->start_routine (self->arg));
 }
 
@@ -142,6 +144,7 @@ prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
   xp_cancel_thread_init (t);
   t->start_routine = start;
   t->arg = arg;
+  xp_hook_thread_created (t, start);
   t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
   t->gated = needs_gate (a);
   t->realtime = (a->flags & XP_ATTR_EXPLICIT_SCHED)

@@ -118,7 +118,8 @@ leave (void *result)
     xp_hosted_exit (result);
   xp_compat_call_tls_dtors ();
   xp_tsd_run_destructors (self);
-  xp_hook_thread_exit ();
+  xp_hook_thread_exit (self, (xp_load_acquire (&self->join_state)
+                              & XP_JOIN_DETACHED) != 0);
   return self;
 }
 

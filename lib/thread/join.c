@@ -82,9 +82,11 @@ xp_thread_release (struct xp_thread *t)
     }
 }
 
+/* SITE: where the program called; a join waits for the thread's end as
+   a lock waits for its release (the lock hooks).  */
 static int
 join (pthread_t thread, void **result, clockid_t clock,
-      const struct timespec *abstime, bool try_only)
+      const struct timespec *abstime, bool try_only, const void *site)
 {
   struct xp_thread *t = (struct xp_thread *) thread;
   struct xp_thread *self = xp_self ();
@@ -100,7 +102,10 @@ join (pthread_t thread, void **result, clockid_t clock,
       if (try_only)
         err = xp_load_acquire (&t->tid) != 0 ? EBUSY : 0;
       else if ((err = check_timeout (clock, abstime)) == 0)
-        err = wait_until_gone (t, clock, abstime);
+        {
+          xp_hook_acquiring (t, 0, site);
+          err = wait_until_gone (t, clock, abstime);
+        }
       if (err != 0)
         unclaim (t);
     }
@@ -114,6 +119,7 @@ join (pthread_t thread, void **result, clockid_t clock,
   if (result != NULL)
     *result = t->result;
   xp_fetch_or (&t->join_state, XP_JOIN_RELEASED);
+  xp_hook_lock_destroy (t);
   xp_thread_release (t);
   return 0;
 }
@@ -121,14 +127,16 @@ join (pthread_t thread, void **result, clockid_t clock,
 int
 pthread_join (pthread_t thread, void **retval)
 {
-  return join (thread, retval, CLOCK_REALTIME, NULL, false);
+  return join (thread, retval, CLOCK_REALTIME, NULL, false,
+               XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_join)
 
 int
 pthread_tryjoin_np (pthread_t thread, void **retval)
 {
-  return join (thread, retval, CLOCK_REALTIME, NULL, true);
+  return join (thread, retval, CLOCK_REALTIME, NULL, true,
+               XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_tryjoin_np)
 
@@ -136,7 +144,8 @@ int
 pthread_timedjoin_np (pthread_t thread, void **retval,
                       const struct timespec *abstime)
 {
-  return join (thread, retval, CLOCK_REALTIME, abstime, false);
+  return join (thread, retval, CLOCK_REALTIME, abstime, false,
+               XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_timedjoin_np)
 
@@ -144,6 +153,6 @@ int
 pthread_clockjoin_np (pthread_t thread, void **retval, clockid_t clockid,
                       const struct timespec *abstime)
 {
-  return join (thread, retval, clockid, abstime, false);
+  return join (thread, retval, clockid, abstime, false, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_clockjoin_np)

@@ -38,8 +38,11 @@ workload ()
     kill -0 "$pid" 2> /dev/null || break
     sleep 0.2
   done
-  grep -q '^ready' "$T/prog.out" ||
-    { echo "FAIL: the program did not start"; cat "$T/prog.out"; return 1; }
+  if ! grep -q '^ready' "$T/prog.out"; then
+    kill -0 "$pid" 2> /dev/null && echo "FAIL: the program did not start in 30 s" ||
+      { wait "$pid"; echo "FAIL: the program ended at start, status $?"; }
+    cat "$T/prog.out"; return 1
+  fi
   ls "/proc/$pid/task" | sort -n > "$T/tasks"
   local TIMEFORMAT="XPTIME %R %U %S"
   { time gdb -nx -batch -iex 'set auto-load off' -iex 'set debuginfod enabled off' \
