@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,53 @@ cond_wait_keeps_lock (void)
   pthread_mutex_unlock (&lock_b);
 }
 
+/* Not reported: a zero-filled mutex that was never destroyed (as a
+   std::mutex is not) is freed, and its memory becomes another object's
+   mutex, which is a new lock with a class of its own: the connections'
+   mutexes are taken inside lock_c, the job's outside it.  */
+static __attribute__ ((noinline)) void
+lock_connection (pthread_mutex_t *m)
+{
+  pthread_mutex_lock (m);
+  pthread_mutex_unlock (m);
+}
+
+static __attribute__ ((noinline)) void
+run_job (pthread_mutex_t *m)
+{
+  take_in_order (m, &lock_c);
+}
+
+/* A zero-filled mutex, as a std::mutex member's constructor leaves it.
+   Not calloc, which would not reuse the freed memory (nor malloc and
+   memset, which the compiler turns into calloc).  */
+static pthread_mutex_t *
+zeroed_mutex (void)
+{
+  pthread_mutex_t *m = malloc (sizeof *m);
+  explicit_bzero (m, sizeof *m);
+  return m;
+}
+
+static void
+reused_memory (void)
+{
+  pthread_mutex_t *first = zeroed_mutex ();
+  uintptr_t where = (uintptr_t) first;
+  lock_connection (first);
+  free (first);
+  pthread_mutex_t *job = zeroed_mutex ();
+  if ((uintptr_t) job != where)
+    printf ("reused-memory: the memory was not reused\n");
+  run_job (job);
+  pthread_mutex_t *second = zeroed_mutex ();
+  pthread_mutex_lock (&lock_c);
+  lock_connection (second);
+  pthread_mutex_unlock (&lock_c);
+  free (second);
+  free (job);
+}
+
 /* Not reported: the same memory initialised again is a new lock.  */
 static void
 reinit_opposite_order (void)
@@ -306,6 +354,7 @@ static const struct
   { "objects-of-a-kind", objects_of_a_kind },
   { "writer-preferring-read-twice", writer_preferring_read_twice },
   { "join-while-holding", join_while_holding },
+  { "reused-memory", reused_memory },
   { "cond-wait-keeps-lock", cond_wait_keeps_lock },
 };
 

@@ -16,6 +16,14 @@ grep -q '^#define HAVE_VALGRIND_HELGRIND_H 1' "$builddir/config.h" ||
   { echo "valgrind: built without <valgrind/helgrind.h>"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# valgrind 3.19 gives up on the DWARF 5 debug information clang 14
+# writes ("unhandled DW_FORM"): then there is nothing to compare.
+valgrind --tool=none --log-file="$tmp/probe" "$builddir/tests/valgrind-correct-linked" \
+  > /dev/null 2>&1
+if grep -q "I can't recover" "$tmp/probe"; then
+  echo "valgrind: $(valgrind --version) cannot read this build's debug information"
+  exit 77
+fi
 ways="glibc auto raw hosted linked"
 
 # start TOOL PROGRAM WAY: runs it in the background, its log in

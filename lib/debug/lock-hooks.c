@@ -47,10 +47,10 @@ xp_hooks_releasing (void *lock, size_t size, unsigned flags)
 }
 
 void
-xp_hooks_lock_init (const void *lock, const void *site)
+xp_hooks_lock_init (const void *lock, unsigned flags, const void *site)
 {
   if (xp_lockdep_on)
-    xp_lockdep_lock_init (lock, site);
+    xp_lockdep_lock_init (lock, flags, site);
 }
 
 void

@@ -31,7 +31,8 @@ void xp_hooks_acquired (void *lock, size_t size, unsigned flags,
                         const void *site) XP_HIDDEN;
 void xp_hooks_releasing (void *lock, size_t size, unsigned flags)
   XP_HIDDEN;
-void xp_hooks_lock_init (const void *lock, const void *site) XP_HIDDEN;
+void xp_hooks_lock_init (const void *lock, unsigned flags, const void *site)
+  XP_HIDDEN;
 void xp_hooks_lock_destroy (const void *lock) XP_HIDDEN;
 void xp_hooks_thread_start (const void *thread, const void *routine)
   XP_HIDDEN;
@@ -89,12 +90,12 @@ xp_hook_releasing (void *lock, size_t size, unsigned flags)
     xp_hooks_releasing (lock, size, flags);
 }
 
-/* LOCK was initialised at SITE, or destroyed.  */
+/* LOCK, of FLAGS (XP_LD_*), was initialised at SITE, or destroyed.  */
 static inline void
-xp_hook_lock_init (const void *lock, const void *site)
+xp_hook_lock_init (const void *lock, unsigned flags, const void *site)
 {
   if (xp_hooks_on ())
-    xp_hooks_lock_init (lock, site);
+    xp_hooks_lock_init (lock, flags, site);
 }
 
 static inline void

@@ -28,6 +28,8 @@
 #include "fork-locks.h"
 #include "thread.h"
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <unwind.h>
 
@@ -242,12 +244,38 @@ is_static (const void *lock)
   return dladdr (lock, &info) != 0;
 }
 
+/* Memory of a lock that was never destroyed (a std::mutex) may be freed
+   and become another lock, which must not keep the first one's class.
+   A mutex that is not robust has a word nobody else uses, __list.__prev:
+   lockdep keeps there the lock's own address while it knows its class.
+   A new mutex (zero-filled, or initialised) does not have it.  */
+static const void **
+stamp_of (const void *lock)
+{
+  return (const void **) ((char *) lock
+                          + offsetof (pthread_mutex_t, __data.__list.__prev));
+}
+
+static bool
+stamp_matches (const void *lock, unsigned flags)
+{
+  return !(flags & XP_LD_STAMPED) || *stamp_of (lock) == lock;
+}
+
+static void
+stamp (const void *lock, unsigned flags)
+{
+  if (flags & XP_LD_STAMPED)
+    *stamp_of (lock) = lock;
+}
+
 static uint32_t
-class_of (const void *lock, const void *site)
+class_of (const void *lock, unsigned flags, const void *site)
 {
   uint32_t id = xp_addr_map_get (&lock_classes, (uintptr_t) lock);
-  if (id != 0)
+  if (id != 0 && stamp_matches (lock, flags))
     return id;
+  stamp (lock, flags);
   if (instance_classes)
     id = class_for_key (lock, XP_LD_INSTANCE, lock);
   else if (is_static (lock))
@@ -443,11 +471,11 @@ order_slot (struct ld_thread *t, uint64_t order)
 
 /* LOCK's class if the thread knows it, else 0.  */
 static uint32_t
-known_class (struct ld_thread *t, const void *lock)
+known_class (struct ld_thread *t, const void *lock, unsigned flags)
 {
   const struct cached_class *k = class_slot (t, lock);
   return k->lock == lock && k->epoch == xp_load_relaxed (&class_epoch)
-         ? k->class_id : 0;
+         && stamp_matches (lock, flags) ? k->class_id : 0;
 }
 
 static uint64_t
@@ -500,7 +528,7 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
   struct ld_thread *t = ld_self;
   if (t != NULL && !t->inside)
     {
-      uint32_t known = known_class (t, lock);
+      uint32_t known = known_class (t, lock, flags);
       if (known != 0 && find_held (t, lock) == NULL
           && (!adds_orders (flags) || orders_known (t, known)))
         return;
@@ -508,7 +536,7 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
   t = enter ();
   if (t == NULL)
     return;
-  uint32_t c = class_of (lock, site);
+  uint32_t c = class_of (lock, flags, site);
   const struct xp_ld_held *again = find_held (t, lock);
   if (c == 0)
     out_of_memory ();
@@ -540,7 +568,7 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
   struct ld_thread *t = ld_self;
   if (t != NULL && !t->inside && t->depth < t->capacity)
     {
-      uint32_t known = known_class (t, lock);
+      uint32_t known = known_class (t, lock, flags);
       if (known != 0)
         {
           t->held[t->depth++] = (struct xp_ld_held) { lock, known, flags,
@@ -551,7 +579,7 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
   t = enter ();
   if (t == NULL)
     return;
-  struct xp_ld_held h = { lock, class_of (lock, site), flags, site };
+  struct xp_ld_held h = { lock, class_of (lock, flags, site), flags, site };
   if (h.class_id == 0 || !push_held (t, &h))
     out_of_memory ();
   else
@@ -667,7 +695,7 @@ xp_lockdep_cond_wait (const void *cond, const void *mutex, const void *site)
 }
 
 void
-xp_lockdep_lock_init (const void *lock, const void *site)
+xp_lockdep_lock_init (const void *lock, unsigned flags, const void *site)
 {
   struct ld_thread *t = enter ();
   if (t == NULL)
@@ -678,6 +706,7 @@ xp_lockdep_lock_init (const void *lock, const void *site)
                                                  XP_LD_INIT_SITE, lock);
   if (c == 0 || !xp_addr_map_put (&lock_classes, (uintptr_t) lock, c))
     out_of_memory ();
+  stamp (lock, flags);
   leave (t);
 }
 

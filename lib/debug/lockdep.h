@@ -13,6 +13,8 @@
 #define XP_LD_SELF_HANGS 8u    /* taking it again while holding it blocks
                                   forever (normal and adaptive mutexes,
                                   spinlocks) */
+#define XP_LD_STAMPED 16u      /* a mutex whose __list.__prev lockdep may
+                                  keep (not robust): see stamp_of */
 
 /* Nonzero when the validator runs; set once at start-up.  */
 extern int xp_lockdep_on XP_HIDDEN;
@@ -45,7 +47,8 @@ void xp_lockdep_cond_wait (const void *cond, const void *mutex,
                            const void *site) XP_HIDDEN;
 /* LOCK was initialised at SITE / destroyed: a lock at that address is a
    new lock from then on.  */
-void xp_lockdep_lock_init (const void *lock, const void *site) XP_HIDDEN;
+void xp_lockdep_lock_init (const void *lock, unsigned flags,
+                           const void *site) XP_HIDDEN;
 void xp_lockdep_lock_destroy (const void *lock) XP_HIDDEN;
 
 #endif

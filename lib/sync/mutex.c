@@ -262,13 +262,16 @@ outermost (const pthread_mutex_t *m, int kind)
 }
 
 /* How the lock validator sees a lock of KIND: taking a normal or
-   adaptive mutex again blocks forever.  */
+   adaptive mutex again blocks forever; a mutex that is not robust leaves
+   its __list to it.  */
 static unsigned
 lockdep_flags (int kind)
 {
   int type = kind & XP_MUTEX_TYPE_MASK;
-  return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP
-         ? XP_LD_SELF_HANGS : 0;
+  unsigned flags = (kind & XP_MUTEX_ROBUST) ? 0 : XP_LD_STAMPED;
+  if (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)
+    flags |= XP_LD_SELF_HANGS;
+  return flags;
 }
 
 /* Returns ERR, the answer of a lock that has just been tried at SITE.  */
@@ -537,7 +540,7 @@ pthread_mutex_init (pthread_mutex_t *m, const pthread_mutexattr_t *attr)
   if (a & XP_MUTEXATTR_ROBUST)
     kind |= XP_MUTEX_ROBUST | XP_MUTEX_PSHARED;
   m->__data.__kind = kind;
-  xp_hook_lock_init (m, XP_CALLER_SITE ());
+  xp_hook_lock_init (m, lockdep_flags (kind), XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_mutex_init)

@@ -686,7 +686,7 @@ pthread_rwlock_init (pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
       rw->__data.__shared
         = xp_rwlockattr (attr)->pshared == PTHREAD_PROCESS_SHARED;
     }
-  xp_hook_lock_init (rw, XP_CALLER_SITE ());
+  xp_hook_lock_init (rw, 0, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_rwlock_init)

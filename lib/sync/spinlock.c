@@ -20,7 +20,7 @@ int
 pthread_spin_init (pthread_spinlock_t *lock, int pshared)
 {
   xp_store_release (lock, XP_SPIN_UNLOCKED);
-  xp_hook_lock_init ((void *) lock, XP_CALLER_SITE ());
+  xp_hook_lock_init ((void *) lock, 0, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_spin_init)
