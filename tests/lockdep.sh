@@ -232,6 +232,28 @@ env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=1 XPTHREAD_LOCKDEP_FILE="$tmp/file" \
 if ! grep -q '^xpthread lockdep: possible deadlock' "$tmp/file" || [ -s "$tmp/file.err" ]; then
   echo "FAIL: XPTHREAD_LOCKDEP_FILE: the report did not go to the file alone"; fail=1
 fi
+# In the file, each report is followed by its JSON line.
+env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=1 XPTHREAD_LOCKDEP_FILE="$tmp/file" \
+  "$plain" join-while-holding > /dev/null 2>&1
+json=$(python3 - "$tmp/file" <<'PYTHON'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+for o in lines:
+    if o["report"] == "cycle":
+        print("cycle", " | ".join(e["first"] + " > " + e["second"]
+                                  for e in o["orders"]),
+              "| held", " ".join(h["class"] for h in o["held"]))
+    elif o["report"] == "summary":
+        print("summary", o["classes"], o["orders"], o["reports"])
+PYTHON
+)
+want="cycle lock_a (lockdep-cases) > lock_b (lockdep-cases) | lock_b (lockdep-cases) > lock_a (lockdep-cases) | held lock_b (lockdep-cases)
+summary 3 4 1
+cycle the end of the threads running worker (lockdep-cases) > lock_a (lockdep-cases) | lock_a (lockdep-cases) > the end of the threads running worker (lockdep-cases) | held lock_a (lockdep-cases)
+summary 2 2 1"
+if [ "$json" != "$want" ]; then
+  echo "FAIL: the JSON lines of the file:"; echo "$json"; fail=1
+fi
 env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=abort "$plain" self-deadlock \
   > "$tmp/abort.out" 2> "$tmp/abort.err"
 status=$?

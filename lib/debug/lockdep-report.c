@@ -1,7 +1,8 @@
 /* Lockdep's reports: text a person reads at a glance, written with
-   write(2) to standard error or XPTHREAD_LOCKDEP_FILE.  Names come from
-   the objects' symbol tables (sym.c), read when a report is written,
-   never on a lock path.  */
+   write(2) to standard error or XPTHREAD_LOCKDEP_FILE, where each report
+   is followed by the same as one line of JSON, for programs.  Names come
+   from the objects' symbol tables (sym.c), read when a report is
+   written, never on a lock path.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
 #include "env.h"
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 static int report_fd = STDERR_FILENO;
+static bool json_lines;
 
 void
 xp_ld_report_open (void)
@@ -26,7 +28,10 @@ xp_ld_report_open (void)
     xp_warn ("lockdep: cannot open XPTHREAD_LOCKDEP_FILE=%s; reporting "
              "on standard error", path);
   else
-    report_fd = fd;
+    {
+      report_fd = fd;
+      json_lines = true;
+    }
 }
 
 /* One report is built here, under the lockdep lock, and written at
@@ -34,18 +39,32 @@ xp_ld_report_open (void)
 static char text[16384];
 static size_t used;
 
+/* Inside a JSON string: what is said is escaped.  */
+static bool escaping;
+
+static void
+append (char c)
+{
+  if (used < sizeof text - 1)
+    text[used++] = c;
+}
+
 static void __attribute__ ((format (printf, 1, 2)))
 say (const char *fmt, ...)
 {
-  if (used >= sizeof text - 1)
-    return;
+  char piece[1024];
   va_list ap;
   va_start (ap, fmt);
-  int n = vsnprintf (text + used, sizeof text - used, fmt, ap);
+  int n = vsnprintf (piece, sizeof piece, fmt, ap);
   va_end (ap);
-  if (n > 0)
-    used += (size_t) n < sizeof text - used ? (size_t) n
-                                            : sizeof text - 1 - used;
+  for (int i = 0; i < n && i < (int) sizeof piece - 1; i++)
+    {
+      unsigned char c = (unsigned char) piece[i];
+      if (escaping && (c == '"' || c == '\\'))
+        append ('\\');
+      if (!escaping || c >= 0x20)
+        append ((char) c);
+    }
 }
 
 static void
@@ -175,11 +194,87 @@ say_stack (const struct xp_ld_stack *stack)
     }
 }
 
+/* "KEY":"…", the text between said by a say_ function.  */
 static void
-finish (void)
+json_string (const char *key)
+{
+  say ("\"%s\":\"", key);
+  escaping = true;
+}
+
+static void
+json_string_end (void)
+{
+  escaping = false;
+  say ("\"");
+}
+
+static void
+json_class (const char *key, uint32_t id)
+{
+  json_string (key);
+  say_class (id);
+  json_string_end ();
+}
+
+static void
+json_site (const char *key, const void *site)
+{
+  json_string (key);
+  say_site (site);
+  json_string_end ();
+}
+
+static void
+json_held (const struct xp_ld_held *h)
+{
+  say ("{\"lock\":\"%p\",", (const void *) h->lock);
+  json_class ("class", h->class_id);
+  say (",\"for_reading\":%s,", (h->flags & XP_LD_READ) ? "true" : "false");
+  json_site ("taken_at", h->site);
+  say ("}");
+}
+
+static void
+json_held_list (const struct xp_ld_held *held, unsigned depth)
+{
+  say ("\"held\":[");
+  for (unsigned i = 0, k = 0; i < depth; i++)
+    if (shown (&held[i]))
+      {
+        say (k++ == 0 ? "" : ",");
+        json_held (&held[i]);
+      }
+  say ("]");
+}
+
+static void
+json_stack (const struct xp_ld_stack *stack)
+{
+  say ("\"stack\":[");
+  for (unsigned i = 0; i < stack->depth; i++)
+    {
+      say (i == 0 ? "\"" : ",\"");
+      escaping = true;
+      say_site (stack->pc[i]);
+      json_string_end ();
+    }
+  say ("]");
+}
+
+/* The text report is in the buffer: write it, then its JSON line, which
+   JSON (when reports go to a file) says.  */
+static void
+finish_with (void (*json) (const void *), const void *arg)
 {
   say ("\n");
   flush ();
+  if (json_lines)
+    {
+      json (arg);
+      say ("\n");
+      flush ();
+    }
   if (xp_ld_abort_after_report)
     {
       const char *last = "xpthread lockdep: aborting (XPTHREAD_LOCKDEP=abort)\n";
@@ -188,6 +283,43 @@ finish (void)
       flush ();
       abort ();
     }
+}
+
+struct cycle_report
+{
+  const void *lock;
+  const uint32_t *cycle;
+  unsigned n;
+  const struct xp_ld_held *held;
+  unsigned depth;
+};
+
+static void
+json_cycle (const void *arg)
+{
+  const struct cycle_report *r = arg;
+  const struct xp_ld_edge *closing = xp_ld_edge (r->cycle[r->n - 1]);
+  say ("{\"report\":\"cycle\",\"thread\":%d,\"lock\":\"%p\",",
+       closing->tid, r->lock);
+  json_class ("class", closing->to);
+  say (",");
+  json_held_list (r->held, r->depth);
+  say (",\"orders\":[");
+  for (unsigned i = 0; i < r->n; i++)
+    {
+      const struct xp_ld_edge *e = xp_ld_edge (r->cycle[i]);
+      say ("%s{", i == 0 ? "" : ",");
+      json_class ("first", e->from);
+      say (",");
+      json_class ("second", e->to);
+      say (",\"thread\":%d,", e->tid);
+      json_site ("first_taken_at", is_thread_end (e->from) ? NULL
+                                                           : e->held_site);
+      say (",");
+      json_stack (&e->stack);
+      say ("}");
+    }
+  say ("]}");
 }
 
 void
@@ -223,7 +355,26 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
         }
       say_stack (&e->stack);
     }
-  finish ();
+  struct cycle_report r = { lock, cycle, n, held, depth };
+  finish_with (json_cycle, &r);
+}
+
+struct self_report
+{
+  const struct xp_ld_held *again, *held;
+  unsigned depth;
+};
+
+static void
+json_self (const void *arg)
+{
+  const struct self_report *r = arg;
+  say ("{\"report\":\"self-deadlock\",\"thread\":%d,\"taking\":",
+       xp_self_tid ());
+  json_held (r->again);
+  say (",");
+  json_held_list (r->held, r->depth);
+  say ("}");
 }
 
 void
@@ -240,7 +391,26 @@ xp_ld_report_self (const struct xp_ld_held *again,
        ? ", and will wait for itself once a writer waits\n"
        : ", and will wait for itself forever\n");
   say_held (held, depth);
-  finish ();
+  struct self_report r = { again, held, depth };
+  finish_with (json_self, &r);
+}
+
+struct cond_report
+{
+  const void *cond, *mutex, *site;
+  const struct xp_ld_held *kept;
+};
+
+static void
+json_cond (const void *arg)
+{
+  const struct cond_report *r = arg;
+  say ("{\"report\":\"condition-wait\",\"thread\":%d,\"cond\":\"%p\","
+       "\"mutex\":\"%p\",", xp_self_tid (), r->cond, r->mutex);
+  json_site ("at", r->site);
+  say (",\"kept\":");
+  json_held (r->kept);
+  say ("}");
 }
 
 void
@@ -254,7 +424,8 @@ xp_ld_report_cond_wait (const void *cond, const void *mutex,
   say (", releasing mutex %p, but keeps:\n", mutex);
   say_one_held (0, kept);
   say ("  a thread that needs it before it signals will never signal\n");
-  finish ();
+  struct cond_report r = { cond, mutex, site, kept };
+  finish_with (json_cond, &r);
 }
 
 void
@@ -264,4 +435,10 @@ xp_ld_report_summary (unsigned classes, unsigned edges, unsigned reports)
        classes, classes == 1 ? "" : "es", edges, edges == 1 ? "" : "s",
        reports, reports == 1 ? "" : "s");
   flush ();
+  if (json_lines)
+    {
+      say ("{\"report\":\"summary\",\"classes\":%u,\"orders\":%u,"
+           "\"reports\":%u}\n", classes, edges, reports);
+      flush ();
+    }
 }
