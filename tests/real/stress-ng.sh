@@ -14,13 +14,21 @@ declare -A OPS=([pthread]=2000 [mutex]=200000 [futex]=100000)
 # stressor MODE NAME
 stressor ()
 {
-  local mode=$1 s=$2 got what
-  rm -f "$T/yaml" "$T/out"
-  # Its temporary files in $T, not in the current directory; its messages
-  # in a log file of their own (they go to stderr as well).
-  (cd "$T" && real_timed "$mode" stress-ng --"$s" 2 --"$s"-ops "${OPS[$s]}" \
-     --verify --timeout 60s --verbose --log-file "$T/out" --yaml "$T/yaml") > /dev/null
-  local status=$?
+  local mode=$1 s=$2 got what status attempt
+  # The mutex stressor gives its threads random scheduling policies and
+  # priorities, and sometimes none of them can be created; it then ends
+  # with status 3, "out of system resources" (1 run in 12 here with
+  # glibc's threads too): such a run is tried again, at most 3 times.
+  for attempt in 1 2 3; do
+    rm -f "$T/yaml" "$T/out"
+    # Its temporary files in $T, not in the current directory; its
+    # messages in a log file of their own (they go to stderr as well).
+    (cd "$T" && real_timed "$mode" stress-ng --"$s" 2 --"$s"-ops "${OPS[$s]}" \
+       --verify --timeout 60s --verbose --log-file "$T/out" --yaml "$T/yaml") > /dev/null
+    status=$?
+    [ $status = 3 ] && grep -q 'could not create any pthreads' "$T/out" || break
+    echo "stress-ng --$s: no thread could be created (status 3), attempt $attempt"
+  done
   if [ $status -ne 0 ] || ! grep -q 'successful run completed' "$T/out"; then
     echo "FAIL: stress-ng --$s exited with status $status:"
     grep -vE 'debug|metrc' "$T/out" | tail -20
