@@ -57,12 +57,19 @@ slot_of (uintptr_t key, size_t capacity)
   return (size_t) (h >> 32) & (capacity - 1);
 }
 
+static size_t
+next_slot (size_t i, size_t capacity)
+{
+  return (i + 1) & (capacity - 1);
+}
+
 uint32_t
 xp_addr_map_get (const struct xp_addr_map *map, uintptr_t key)
 {
   if (map->capacity == 0)
     return 0;
-  for (size_t i = slot_of (key, map->capacity);; i = (i + 1) & (map->capacity - 1))
+  for (size_t i = slot_of (key, map->capacity);;
+       i = next_slot (i, map->capacity))
     {
       const struct xp_addr_slot *s = &map->slots[i];
       if (s->key == key)
@@ -79,7 +86,7 @@ place (struct xp_addr_slot *slots, size_t capacity, uintptr_t key,
 {
   size_t i = slot_of (key, capacity);
   while (slots[i].key > TOMBSTONE)
-    i = (i + 1) & (capacity - 1);
+    i = next_slot (i, capacity);
   slots[i].key = key;
   slots[i].value = value;
 }
@@ -110,7 +117,7 @@ xp_addr_map_put (struct xp_addr_map *map, uintptr_t key, uint32_t value)
 {
   if (map->capacity != 0)
     for (size_t i = slot_of (key, map->capacity);;
-         i = (i + 1) & (map->capacity - 1))
+         i = next_slot (i, map->capacity))
       {
         struct xp_addr_slot *s = &map->slots[i];
         if (s->key == key)
@@ -134,7 +141,8 @@ xp_addr_map_remove (struct xp_addr_map *map, uintptr_t key)
 {
   if (map->capacity == 0)
     return;
-  for (size_t i = slot_of (key, map->capacity);; i = (i + 1) & (map->capacity - 1))
+  for (size_t i = slot_of (key, map->capacity);;
+       i = next_slot (i, map->capacity))
     {
       struct xp_addr_slot *s = &map->slots[i];
       if (s->key == key)

@@ -277,9 +277,8 @@ finish_with (void (*json) (const void *), const void *arg)
     }
   if (xp_ld_abort_after_report)
     {
-      const char *last = "xpthread lockdep: aborting (XPTHREAD_LOCKDEP=abort)\n";
       used = 0;
-      say ("%s", last);
+      say ("xpthread lockdep: aborting (XPTHREAD_LOCKDEP=abort)\n");
       flush ();
       abort ();
     }

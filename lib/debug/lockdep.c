@@ -192,7 +192,7 @@ capture_stack (struct xp_ld_stack *stack)
   _Unwind_Backtrace (record_frame, &walk);
 }
 
-/* --- classes -------------------------------------------------------------- */
+/* --- classes ------------------------------------------------------------- */
 
 static uint32_t
 class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
@@ -200,7 +200,8 @@ class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
   uint32_t id = xp_addr_map_get (&key_classes, (uintptr_t) key);
   if (id != 0)
     return id;
-  id = next_id ((void **) class_blocks, &class_count, sizeof (struct xp_ld_class));
+  id = next_id ((void **) class_blocks, &class_count,
+                sizeof (struct xp_ld_class));
   if (id == 0 || !xp_addr_map_put (&key_classes, (uintptr_t) key, id))
     return 0;
   struct xp_ld_class *c = xp_ld_class (id);
@@ -287,7 +288,7 @@ class_of (const void *lock, unsigned flags, const void *site)
   return id;
 }
 
-/* --- edges and cycles ----------------------------------------------------- */
+/* --- edges and cycles ---------------------------------------------------- */
 
 
 /* Is there a path of edges from FROM to TO?  Depth first, remembering in
@@ -363,13 +364,20 @@ report_new_cycle (uint32_t edge, const void *lock, const struct ld_thread *t)
   xp_ld_report_cycle (lock, cycle, (unsigned) n + 1, t->held, t->depth);
 }
 
+/* The key of the order FROM -> TO, in edge_ids and the threads' caches. */
+static uint64_t
+order_key (uint32_t from, uint32_t to)
+{
+  return (uint64_t) from << 32 | to;
+}
+
 /* Record that H was held when LOCK, of class TO, was taken with
    STACK.  */
 static void
 add_edge (const struct ld_thread *t, const struct xp_ld_held *h,
           const void *lock, uint32_t to, const struct xp_ld_stack *stack)
 {
-  uintptr_t key = (uintptr_t) h->class_id << 32 | to;
+  uint64_t key = order_key (h->class_id, to);
   if (xp_addr_map_get (&edge_ids, key) != 0)
     return;
   uint32_t id = next_id ((void **) edge_blocks, &edge_count,
@@ -401,13 +409,13 @@ needs_edges (const struct ld_thread *t, uint32_t to)
 {
   for (unsigned i = 0; i < t->depth; i++)
     if (t->held[i].class_id != to
-        && xp_addr_map_get (&edge_ids,
-                            (uintptr_t) t->held[i].class_id << 32 | to) == 0)
+        && xp_addr_map_get (&edge_ids, order_key (t->held[i].class_id, to))
+           == 0)
       return true;
   return false;
 }
 
-/* --- the entry points ----------------------------------------------------- */
+/* --- the entry points ---------------------------------------------------- */
 
 /* Enter lockdep; NULL when the thread is inside it already.  */
 static struct ld_thread *
@@ -476,12 +484,6 @@ known_class (struct ld_thread *t, const void *lock, unsigned flags)
   const struct cached_class *k = class_slot (t, lock);
   return k->lock == lock && k->epoch == xp_load_relaxed (&class_epoch)
          && stamp_matches (lock, flags) ? k->class_id : 0;
-}
-
-static uint64_t
-order_key (uint32_t from, uint32_t to)
-{
-  return (uint64_t) from << 32 | to;
 }
 
 /* Does the thread know every order that taking class C adds?  */

@@ -30,7 +30,8 @@ search_file (const char *map, size_t size, uintptr_t base, uintptr_t addr,
   struct symbol best = { NULL, 0 };
   const ElfW (Ehdr) *eh = (const void *) map;
   if (size < sizeof *eh || memcmp (eh->e_ident, ELFMAG, SELFMAG) != 0
-      || eh->e_shoff == 0 || eh->e_shoff + eh->e_shnum * sizeof (ElfW (Shdr)) > size)
+      || eh->e_shoff == 0
+      || eh->e_shoff + eh->e_shnum * sizeof (ElfW (Shdr)) > size)
     return best;
   uintptr_t target = addr - (eh->e_type == ET_DYN ? base : 0);
   const ElfW (Shdr) *sh = (const void *) (map + eh->e_shoff);

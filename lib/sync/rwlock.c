@@ -444,8 +444,6 @@ judge_slots (pthread_rwlock_t *rw, unsigned id)
     ;
 }
 
-/* The hold counts are a hint for unlock: a thread without a descriptor
-   keeps none, and its unlocks look at the state.  */
 /* How the lock validator sees a read lock: readers of a
    reader-preferring lock never wait for readers.  */
 static inline unsigned
@@ -455,20 +453,24 @@ read_flags (const pthread_rwlock_t *rw)
 }
 
 /* The lock is taken at SITE: count it for unlock, and tell the lock
-   hooks.  */
+   hooks when HOOKED (the switch, read once per lock call).  The hold
+   counts are a hint for unlock: a thread without a descriptor keeps
+   none, and its unlocks look at the state.  */
 static inline void
-now_reading (pthread_rwlock_t *rw, const void *site)
+now_reading (pthread_rwlock_t *rw, const void *site, bool hooked)
 {
-  xp_hook_acquired (rw, sizeof *rw, read_flags (rw), site);
+  if (hooked)
+    xp_hooks_acquired (rw, sizeof *rw, read_flags (rw), site);
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_reads++;
 }
 
 static inline void
-now_writing (pthread_rwlock_t *rw, const void *site)
+now_writing (pthread_rwlock_t *rw, const void *site, bool hooked)
 {
-  xp_hook_acquired (rw, sizeof *rw, 0, site);
+  if (hooked)
+    xp_hooks_acquired (rw, sizeof *rw, 0, site);
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_writes++;
@@ -600,11 +602,13 @@ static inline int
 rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
         const void *site)
 {
-  xp_hook_acquiring (rw, read_flags (rw), site);
+  bool hooked = xp_hooks_on ();
+  if (hooked)
+    xp_hooks_acquiring (rw, read_flags (rw), site);
   unsigned id = slots_in_use (rw);
   if (id != 0 && xp_likely (read_via_slot (rw, id)))
     {
-      now_reading (rw, site);
+      now_reading (rw, site, hooked);
       return 0;
     }
   unsigned old = xp_fetch_add (state (rw), ONE_READER);
@@ -613,13 +617,13 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
     {
       if (xp_unlikely ((old & READERS) != 0))
         readers_met (rw);
-      now_reading (rw, site);
+      now_reading (rw, site, hooked);
       return 0;
     }
   release_reader (rw);
   int err = rdlock_slow (rw, clock, abstime);
   if (err == 0)
-    now_reading (rw, site);
+    now_reading (rw, site, hooked);
   return err;
 }
 
@@ -664,14 +668,16 @@ wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
 {
   unsigned expected = 0;
   int err = 0;
-  xp_hook_acquiring (rw, 0, site);
+  bool hooked = xp_hooks_on ();
+  if (hooked)
+    xp_hooks_acquiring (rw, 0, site);
   if (xp_unlikely (!xp_cas_seq_cst (state (rw), &expected, WRITER)
                    || !claim_from_slots (rw, true)))
     err = wrlock_slow (rw, clock, abstime);
   if (err == 0)
     {
       xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
-      now_writing (rw, site);
+      now_writing (rw, site, hooked);
     }
   return err;
 }
@@ -743,7 +749,7 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
   unsigned id = slots_in_use (rw);
   if (id != 0 && read_via_slot (rw, id))
     {
-      now_reading (rw, XP_CALLER_SITE ());
+      now_reading (rw, XP_CALLER_SITE (), xp_hooks_on ());
       return 0;
     }
   bool writer_pref = prefers_writers (rw);
@@ -754,7 +760,7 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
         return EAGAIN;
       if (xp_cas (state (rw), &s, s + ONE_READER))
         {
-          now_reading (rw, XP_CALLER_SITE ());
+          now_reading (rw, XP_CALLER_SITE (), xp_hooks_on ());
           return 0;
         }
     }
@@ -803,7 +809,7 @@ pthread_rwlock_trywrlock (pthread_rwlock_t *rw)
         if (!claim_from_slots (rw, false))
           return EBUSY;
         xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
-        now_writing (rw, XP_CALLER_SITE ());
+        now_writing (rw, XP_CALLER_SITE (), xp_hooks_on ());
         return 0;
       }
   return EBUSY;
