@@ -2,7 +2,8 @@
    lockdep must report the first time their orders are seen, although
    none of these runs ever hangs, and correct patterns it must not report.
    A plain pthread program, run under the preload and linked with
-   -lxpthread.  */
+   -lxpthread.  Built with debug information: the reports name the lines
+   marked "line:NAME", whose numbers tests/lockdep.sh reads from here.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -26,8 +27,8 @@ static pthread_rwlock_t table = PTHREAD_RWLOCK_INITIALIZER;
 static __attribute__ ((noinline)) void
 take_in_order (pthread_mutex_t *first, pthread_mutex_t *second)
 {
-  pthread_mutex_lock (first);
-  pthread_mutex_lock (second);
+  pthread_mutex_lock (first); /* line:take-first */
+  pthread_mutex_lock (second); /* line:take-second */
   pthread_mutex_unlock (second);
   pthread_mutex_unlock (first);
 }
@@ -95,8 +96,8 @@ self_deadlock (void)
       soon.tv_sec++;
       soon.tv_nsec -= 1000000000;
     }
-  pthread_mutex_lock (&lock_a);
-  int err = pthread_mutex_timedlock (&lock_a, &soon);
+  pthread_mutex_lock (&lock_a); /* line:self-first */
+  int err = pthread_mutex_timedlock (&lock_a, &soon); /* line:self-again */
   pthread_mutex_unlock (&lock_a);
   printf ("timedlock: %s\n", strerror (err));
 }
@@ -139,8 +140,8 @@ static void *
 read_then_lock (void *arg)
 {
   (void) arg;
-  pthread_rwlock_rdlock (&table);
-  pthread_mutex_lock (&lock_a);
+  pthread_rwlock_rdlock (&table); /* line:reader-table */
+  pthread_mutex_lock (&lock_a); /* line:reader-lock-a */
   pthread_mutex_unlock (&lock_a);
   pthread_rwlock_unlock (&table);
   return NULL;
@@ -165,8 +166,8 @@ writer_against_reader (void)
   pthread_t t;
   pthread_create (&t, NULL, read_then_lock, NULL);
   pthread_join (t, NULL);
-  pthread_mutex_lock (&lock_a);
-  pthread_rwlock_wrlock (&table);
+  pthread_mutex_lock (&lock_a); /* line:writer-lock-a */
+  pthread_rwlock_wrlock (&table); /* line:writer-table */
   pthread_rwlock_unlock (&table);
   pthread_mutex_unlock (&lock_a);
 }
@@ -181,9 +182,9 @@ writer_preferring_read_twice (void)
   pthread_rwlockattr_init (&attr);
   pthread_rwlockattr_setkind_np (&attr,
                                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-  pthread_rwlock_init (&rw, &attr);
-  pthread_rwlock_rdlock (&rw);
-  pthread_rwlock_rdlock (&rw);
+  pthread_rwlock_init (&rw, &attr); /* line:wp-init */
+  pthread_rwlock_rdlock (&rw); /* line:wp-first */
+  pthread_rwlock_rdlock (&rw); /* line:wp-again */
   pthread_rwlock_unlock (&rw);
   pthread_rwlock_unlock (&rw);
   pthread_rwlock_destroy (&rw);
@@ -198,7 +199,7 @@ worker (void *take)
 {
   if (take != NULL)
     {
-      pthread_mutex_lock (&lock_a);
+      pthread_mutex_lock (&lock_a); /* line:worker-lock-a */
       pthread_mutex_unlock (&lock_a);
     }
   return NULL;
@@ -210,9 +211,9 @@ join_while_holding (void)
   pthread_t t;
   pthread_create (&t, NULL, worker, &lock_a);
   pthread_join (t, NULL);
-  pthread_mutex_lock (&lock_a);
+  pthread_mutex_lock (&lock_a); /* line:joiner-lock-a */
   pthread_create (&t, NULL, worker, NULL);
-  pthread_join (t, NULL);
+  pthread_join (t, NULL); /* line:joiner-join */
   pthread_mutex_unlock (&lock_a);
 }
 
@@ -225,9 +226,9 @@ cond_wait_keeps_lock (void)
 {
   struct timespec soon;
   clock_gettime (CLOCK_REALTIME, &soon);
-  pthread_mutex_lock (&lock_b);
+  pthread_mutex_lock (&lock_b); /* line:waiter-lock-b */
   pthread_mutex_lock (&lock_a);
-  pthread_cond_timedwait (&ready, &lock_a, &soon);
+  pthread_cond_timedwait (&ready, &lock_a, &soon); /* line:waiter-wait */
   pthread_mutex_unlock (&lock_a);
   pthread_mutex_unlock (&lock_b);
 }
@@ -315,7 +316,7 @@ static __attribute__ ((noinline)) struct account *
 new_account (void)
 {
   struct account *a = malloc (sizeof *a);
-  pthread_mutex_init (&a->mu, NULL);
+  pthread_mutex_init (&a->mu, NULL); /* line:account-init */
   return a;
 }
 
@@ -324,7 +325,7 @@ new_ledger (void)
 {
   struct ledger *l = malloc (sizeof *l);
   l->entries = 0;
-  pthread_mutex_init (&l->mu, NULL);
+  pthread_mutex_init (&l->mu, NULL); /* line:ledger-init */
   return l;
 }
 

@@ -1,20 +1,43 @@
 #!/bin/bash
 # Lockdep (XPTHREAD_LOCKDEP) on tests/lockdep-cases: each lock-order bug
-# (or a join or a condition wait that can deadlock) gets the report below (addresses, thread ids, offsets and the program's
-# name left out; of each stack its first frame), although no run hangs;
-# each correct pattern gets none.  Under the preload in raw and hosted
-# mode, and linked with -lxpthread.
+# (or a join or a condition wait that can deadlock) gets the report
+# below (addresses, thread ids, offsets and the program's name left out;
+# of each stack its first frame), although no run hangs; each correct
+# pattern gets none.  Under the preload in raw and hosted mode, and
+# linked with -lxpthread.  A site's line, lockdep-cases.c:@NAME@ below,
+# is that of the comment "line:NAME" in the source, read from there.
 set -u
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-plain=$XP_BUILDDIR/tests/lockdep-cases
-linked=$XP_BUILDDIR/tests/lockdep-cases-linked
+# The programs that run () runs: C's, and C++'s.
+programs ()
+{
+  plain=$XP_BUILDDIR/tests/$1 linked=$XP_BUILDDIR/tests/$1-linked
+}
+programs lockdep-cases
 fail=0
+
+# s/@NAME@/LINE/g for each "line:NAME" comment of the sources.
+for source in lockdep-cases.c lockdep-cxx.cc; do
+  grep -n -E -o '/\* line:[a-z-]+ \*/' "${srcdir:-.}/tests/$source"
+done | sed -E 's|^([0-9]+):/\* line:([a-z-]+) \*/$|s/@\2@/\1/g|' > "$tmp/lines.sed"
+if [ ! -s "$tmp/lines.sed" ]; then
+  echo "FAIL: no line markers in the sources"; exit 1
+fi
+
+# Lines need libdw at run time; without it they are left out of the
+# expected reports too.
+: > "$tmp/no-lines.sed"
+if ! { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libdw\.so\.1 '; then
+  echo "lockdep: libdw.so.1 is not installed; source lines not checked"
+  echo 's/, lockdep-[a-z]+\.cc?:@[a-z-]+@//g' > "$tmp/no-lines.sed"
+fi
 
 normalise ()
 {
   sed -E -e 's/0x[0-9a-f]{6,}/ADDR/g' -e 's/thread [0-9]+( "[^"]*")?/thread TID/g' \
-      -e 's/\+0x[0-9a-f]+/+OFF/g' -e 's/\(lockdep-cases[a-z-]*\)/(PROG)/g' |
+      -e 's/\+0x[0-9a-f]+/+OFF/g' \
+      -e 's/\(lockdep-(cases|cxx)(-linked)?([,)])/(PROG\3/g' |
     awk '/^        at /{ if (frames++ == 0) print; next } { frames = 0; print }'
 }
 
@@ -32,10 +55,18 @@ run ()
   done
 }
 
+# without_summary NAME: its summary line dropped.
+without_summary ()
+{
+  for how in raw hosted linked; do
+    sed -i -E '/^xpthread lockdep: [0-9]+ lock class/d' "$tmp/$1.$how.report"
+  done
+}
+
 # expect NAME: the report of every way of running equals standard input.
 expect ()
 {
-  cat > "$tmp/$1.want"
+  sed -E -f "$tmp/no-lines.sed" -f "$tmp/lines.sed" > "$tmp/$1.want"
   for how in raw hosted linked; do
     if ! diff -u "$tmp/$1.want" "$tmp/$1.$how.report" > "$tmp/$1.diff"; then
       echo "FAIL: $1 ($how): the report differs:"; cat "$tmp/$1.diff"; fail=1
@@ -56,16 +87,16 @@ expect ab-ba <<'END'
 xpthread lockdep: possible deadlock: a cycle of 2 lock orders
 thread TID is taking ADDR, lock_a (PROG)
   it holds 1 lock:
-    #0 ADDR, lock_b (PROG), taken at take_in_order+OFF (PROG)
+    #0 ADDR, lock_b (PROG), taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)
   the orders, each seen in a run of the program:
     1. lock_a (PROG)
        before lock_b (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     2. lock_b (PROG)
        before lock_a (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
 
 xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
@@ -75,20 +106,20 @@ expect three-cycle <<'END'
 xpthread lockdep: possible deadlock: a cycle of 3 lock orders
 thread TID is taking ADDR, lock_a (PROG)
   it holds 1 lock:
-    #0 ADDR, lock_c (PROG), taken at take_in_order+OFF (PROG)
+    #0 ADDR, lock_c (PROG), taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)
   the orders, each seen in a run of the program:
     1. lock_a (PROG)
        before lock_b (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     2. lock_b (PROG)
        before lock_c (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     3. lock_c (PROG)
        before lock_a (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
 
 xpthread lockdep: 4 lock classes, 6 lock orders, 1 report
 END
@@ -98,28 +129,28 @@ expect philosophers <<'END'
 xpthread lockdep: possible deadlock: a cycle of 5 lock orders
 thread TID is taking ADDR, forks (PROG)
   it holds 1 lock:
-    #0 ADDR, forks+OFF (PROG), taken at take_in_order+OFF (PROG)
+    #0 ADDR, forks+OFF (PROG), taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)
   the orders, each seen in a run of the program:
     1. forks (PROG)
        before forks+OFF (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     2. forks+OFF (PROG)
        before forks+OFF (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     3. forks+OFF (PROG)
        before forks+OFF (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     4. forks+OFF (PROG)
        before forks+OFF (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
     5. forks+OFF (PROG)
        before forks (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
 
 xpthread lockdep: 6 lock classes, 10 lock orders, 1 report
 END
@@ -127,9 +158,9 @@ END
 run self-deadlock self-deadlock
 expect self-deadlock <<'END'
 xpthread lockdep: deadlock: a thread takes a lock it holds
-thread TID is taking ADDR, lock_a (PROG), at self_deadlock+OFF (PROG), and will wait for itself forever
+thread TID is taking ADDR, lock_a (PROG), at self_deadlock+OFF (PROG, lockdep-cases.c:@self-again@), and will wait for itself forever
   it holds 1 lock:
-    #0 ADDR, lock_a (PROG), taken at self_deadlock+OFF (PROG)
+    #0 ADDR, lock_a (PROG), taken at self_deadlock+OFF (PROG, lockdep-cases.c:@self-first@)
 
 xpthread lockdep: 1 lock class, 0 lock orders, 1 report
 END
@@ -139,16 +170,16 @@ expect writer-against-reader <<'END'
 xpthread lockdep: possible deadlock: a cycle of 2 lock orders
 thread TID is taking ADDR, table (PROG)
   it holds 1 lock:
-    #0 ADDR, lock_a (PROG), taken at writer_against_reader+OFF (PROG)
+    #0 ADDR, lock_a (PROG), taken at writer_against_reader+OFF (PROG, lockdep-cases.c:@writer-lock-a@)
   the orders, each seen in a run of the program:
     1. table (PROG)
        before lock_a (PROG)
-       in thread TID, which held the first for reading (taken at read_then_lock+OFF (PROG)) and took the second
-        at read_then_lock+OFF (PROG)
+       in thread TID, which held the first for reading (taken at read_then_lock+OFF (PROG, lockdep-cases.c:@reader-table@)) and took the second
+        at read_then_lock+OFF (PROG, lockdep-cases.c:@reader-lock-a@)
     2. lock_a (PROG)
        before table (PROG)
-       in thread TID, which held the first (taken at writer_against_reader+OFF (PROG)) and took the second
-        at writer_against_reader+OFF (PROG)
+       in thread TID, which held the first (taken at writer_against_reader+OFF (PROG, lockdep-cases.c:@writer-lock-a@)) and took the second
+        at writer_against_reader+OFF (PROG, lockdep-cases.c:@writer-table@)
 
 xpthread lockdep: 3 lock classes, 3 lock orders, 1 report
 END
@@ -156,18 +187,18 @@ END
 run objects-of-a-kind objects-of-a-kind
 expect objects-of-a-kind <<'END'
 xpthread lockdep: possible deadlock: a cycle of 2 lock orders
-thread TID is taking ADDR, the locks initialised at new_account+OFF (PROG)
+thread TID is taking ADDR, the locks initialised at new_account+OFF (PROG, lockdep-cases.c:@account-init@)
   it holds 1 lock:
-    #0 ADDR, the locks initialised at new_ledger+OFF (PROG), taken at take_in_order+OFF (PROG)
+    #0 ADDR, the locks initialised at new_ledger+OFF (PROG, lockdep-cases.c:@ledger-init@), taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)
   the orders, each seen in a run of the program:
-    1. the locks initialised at new_account+OFF (PROG)
-       before the locks initialised at new_ledger+OFF (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
-    2. the locks initialised at new_ledger+OFF (PROG)
-       before the locks initialised at new_account+OFF (PROG)
-       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
-        at take_in_order+OFF (PROG)
+    1. the locks initialised at new_account+OFF (PROG, lockdep-cases.c:@account-init@)
+       before the locks initialised at new_ledger+OFF (PROG, lockdep-cases.c:@ledger-init@)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
+    2. the locks initialised at new_ledger+OFF (PROG, lockdep-cases.c:@ledger-init@)
+       before the locks initialised at new_account+OFF (PROG, lockdep-cases.c:@account-init@)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
 
 xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
@@ -175,9 +206,9 @@ END
 run writer-preferring-read-twice writer-preferring-read-twice
 expect writer-preferring-read-twice <<'END'
 xpthread lockdep: deadlock: a thread takes a lock it holds
-thread TID is taking ADDR, the locks initialised at writer_preferring_read_twice+OFF (PROG), at writer_preferring_read_twice+OFF (PROG), and will wait for itself once a writer waits
+thread TID is taking ADDR, the locks initialised at writer_preferring_read_twice+OFF (PROG, lockdep-cases.c:@wp-init@), at writer_preferring_read_twice+OFF (PROG, lockdep-cases.c:@wp-again@), and will wait for itself once a writer waits
   it holds 1 lock:
-    #0 ADDR, the locks initialised at writer_preferring_read_twice+OFF (PROG), taken for reading at writer_preferring_read_twice+OFF (PROG)
+    #0 ADDR, the locks initialised at writer_preferring_read_twice+OFF (PROG, lockdep-cases.c:@wp-init@), taken for reading at writer_preferring_read_twice+OFF (PROG, lockdep-cases.c:@wp-first@)
 
 xpthread lockdep: 1 lock class, 0 lock orders, 1 report
 END
@@ -187,16 +218,16 @@ expect join-while-holding <<'END'
 xpthread lockdep: possible deadlock: a cycle of 2 lock orders
 thread TID is taking ADDR, the end of the threads running worker (PROG)
   it holds 1 lock:
-    #0 ADDR, lock_a (PROG), taken at join_while_holding+OFF (PROG)
+    #0 ADDR, lock_a (PROG), taken at join_while_holding+OFF (PROG, lockdep-cases.c:@joiner-lock-a@)
   the orders, each seen in a run of the program:
     1. the end of the threads running worker (PROG)
        before lock_a (PROG)
        in thread TID, one of those threads, which took the second
-        at worker+OFF (PROG)
+        at worker+OFF (PROG, lockdep-cases.c:@worker-lock-a@)
     2. lock_a (PROG)
        before the end of the threads running worker (PROG)
-       in thread TID, which held the first (taken at join_while_holding+OFF (PROG)) and joined one of them
-        at join_while_holding+OFF (PROG)
+       in thread TID, which held the first (taken at join_while_holding+OFF (PROG, lockdep-cases.c:@joiner-lock-a@)) and joined one of them
+        at join_while_holding+OFF (PROG, lockdep-cases.c:@joiner-join@)
 
 xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
 END
@@ -204,8 +235,8 @@ END
 run cond-wait-keeps-lock cond-wait-keeps-lock
 expect cond-wait-keeps-lock <<'END'
 xpthread lockdep: warning: a condition wait keeps another lock
-thread TID waits on condition variable ADDR at cond_wait_keeps_lock+OFF (PROG), releasing mutex ADDR, but keeps:
-    #0 ADDR, lock_b (PROG), taken at cond_wait_keeps_lock+OFF (PROG)
+thread TID waits on condition variable ADDR at cond_wait_keeps_lock+OFF (PROG, lockdep-cases.c:@waiter-wait@), releasing mutex ADDR, but keeps:
+    #0 ADDR, lock_b (PROG), taken at cond_wait_keeps_lock+OFF (PROG, lockdep-cases.c:@waiter-lock-b@)
   a thread that needs it before it signals will never signal
 
 xpthread lockdep: 2 lock classes, 1 lock order, 1 report
@@ -224,6 +255,50 @@ if grep -q 'not reused' "$tmp/reused-memory.raw.out"; then
   fail=1
 fi
 no_report reinit-opposite-order "4 lock classes, 2 lock orders, 0 reports"
+
+# C++: names demangled; std::mutex members of one kind of object that
+# were first taken at one site share a class; std::shared_mutex.  The
+# summary is left out: libdw 0.188, loaded for the report, loads
+# libdebuginfod and its TLS libraries, whose locks at thread exit count.
+programs lockdep-cxx
+run account-members account-members
+without_summary account-members
+expect account-members <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, g_mu (PROG)
+  it holds 1 lock:
+    #0 ADDR, the locks first taken at open_account(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-open@), taken at pay(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-pay-mu@)
+  the orders, each seen in a run of the program:
+    1. g_mu (PROG)
+       before the locks first taken at open_account(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-open@)
+       in thread TID, which held the first (taken at audit(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-audit-g@)) and took the second
+        at audit(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-audit-mu@)
+    2. the locks first taken at open_account(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-open@)
+       before g_mu (PROG)
+       in thread TID, which held the first (taken at pay(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-pay-mu@)) and took the second
+        at pay(account&)+OFF (PROG, lockdep-cxx.cc:@cxx-pay-g@)
+
+END
+
+run static-member static-member
+without_summary static-member
+expect static-member <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, table (PROG)
+  it holds 1 lock:
+    #0 ADDR, account::registry (PROG), taken at enrol()+OFF (PROG, lockdep-cxx.cc:@cxx-en-reg@)
+  the orders, each seen in a run of the program:
+    1. table (PROG)
+       before account::registry (PROG)
+       in thread TID, which held the first (taken at reindex()+OFF (PROG, lockdep-cxx.cc:@cxx-re-table@)) and took the second
+        at reindex()+OFF (PROG, lockdep-cxx.cc:@cxx-re-reg@)
+    2. account::registry (PROG)
+       before table (PROG)
+       in thread TID, which held the first (taken at enrol()+OFF (PROG, lockdep-cxx.cc:@cxx-en-reg@)) and took the second
+        at enrol()+OFF (PROG, lockdep-cxx.cc:@cxx-en-table@)
+
+END
+programs lockdep-cases
 
 # XPTHREAD_LOCKDEP_FILE takes the reports; =abort stops the program after
 # the first one; unset, lockdep says nothing.
@@ -260,6 +335,16 @@ status=$?
 if [ $status != 134 ] || ! grep -q '^xpthread lockdep: aborting' "$tmp/abort.err" ||
    grep -q 'timedlock' "$tmp/abort.out"; then
   echo "FAIL: XPTHREAD_LOCKDEP=abort: status $status"; cat "$tmp/abort.err"; fail=1
+fi
+# Without libdw (here a library of its name that lacks its functions:
+# libc), sites are named without their lines.
+libc=$(ldd "$plain" | awk '$1 == "libc.so.6" { print $3 }')
+mkdir "$tmp/no-libdw" && ln -s "$libc" "$tmp/no-libdw/libdw.so.1"
+env LD_PRELOAD="$XP_LIB" LD_LIBRARY_PATH="$tmp/no-libdw" XPTHREAD_LOCKDEP=1 \
+  "$plain" ab-ba > /dev/null 2> "$tmp/no-libdw.err"
+if ! grep -q 'taken at take_in_order+0x[0-9a-f]* (lockdep-cases))' "$tmp/no-libdw.err" ||
+   grep -q 'lockdep-cases\.c:' "$tmp/no-libdw.err"; then
+  echo "FAIL: without libdw:"; cat "$tmp/no-libdw.err"; fail=1
 fi
 env LD_PRELOAD="$XP_LIB" "$plain" ab-ba > /dev/null 2> "$tmp/off.err"
 if [ -s "$tmp/off.err" ]; then

@@ -1,14 +1,16 @@
 /* Lockdep's reports: text a person reads at a glance, written with
    write(2) to standard error or XPTHREAD_LOCKDEP_FILE, where each report
    is followed by the same as one line of JSON, for programs.  Names come
-   from the objects' symbol tables (sym.c), read when a report is
-   written, never on a lock path.  */
+   from the objects' symbol tables and debug information (sym.c), read
+   when a report is written, never on a lock path.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
 #include "env.h"
 #include "sym.h"
 #include "thread.h"
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +100,51 @@ say_code (const void *pc)
 static void
 say_site (const void *site)
 {
-  say_code (site != NULL ? (const char *) site - 1 : NULL);
+  if (site == NULL)
+    {
+      say_code (NULL);
+      return;
+    }
+  char name[384];
+  xp_sym_describe_site ((const char *) site - 1, name, sizeof name);
+  say ("%s", name);
+}
+
+/* The object that defines the program's malloc, when it is not libc:
+   such an allocator's locks are pthread mutexes, which lockdep sees, and
+   a report may be written while the thread holds one.  glibc's malloc
+   has locks of its own.  */
+static const void *
+allocator_base (void)
+{
+  Dl_info alloc, libc;
+  void *fn = dlsym (RTLD_DEFAULT, "malloc");
+  if (fn == NULL || dladdr (fn, &alloc) == 0
+      || dladdr ((void *) gnu_get_libc_version, &libc) == 0
+      || alloc.dli_fbase == libc.dli_fbase)
+    return NULL;
+  return alloc.dli_fbase;
+}
+
+static bool
+in_object (const void *pc, const void *base)
+{
+  Dl_info info;
+  return pc != NULL && dladdr (pc, &info) != 0 && info.dli_fbase == base;
+}
+
+/* Naming may call malloc (the demangler, libdw) unless the thread holds
+   or is taking at SITE a lock of the allocator's own, which malloc
+   could wait for forever.  */
+static void
+allow_malloc (const struct xp_ld_held *held, unsigned depth,
+              const void *site)
+{
+  const void *base = allocator_base ();
+  bool inside = base != NULL && in_object (site, base);
+  for (unsigned i = 0; i < depth && !inside; i++)
+    inside = in_object (held[i].site, base);
+  xp_sym_allow_malloc (!inside);
 }
 
 static void
@@ -326,6 +372,8 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
                     const struct xp_ld_held *held, unsigned depth)
 {
   const struct xp_ld_edge *closing = xp_ld_edge (cycle[n - 1]);
+  allow_malloc (held, depth, closing->stack.depth != 0 ? closing->stack.pc[0]
+                                                       : NULL);
   say ("xpthread lockdep: possible deadlock: a cycle of %u lock orders\n", n);
   say_thread (closing->tid);
   say (" is taking %p, ", lock);
@@ -380,6 +428,7 @@ void
 xp_ld_report_self (const struct xp_ld_held *again,
                    const struct xp_ld_held *held, unsigned depth)
 {
+  allow_malloc (held, depth, again->site);
   say ("xpthread lockdep: deadlock: a thread takes a lock it holds\n");
   say_thread (xp_self_tid ());
   say (" is taking %p, ", again->lock);
@@ -416,6 +465,7 @@ void
 xp_ld_report_cond_wait (const void *cond, const void *mutex,
                         const void *site, const struct xp_ld_held *kept)
 {
+  allow_malloc (kept, 1, site);
   say ("xpthread lockdep: warning: a condition wait keeps another lock\n");
   say_thread (xp_self_tid ());
   say (" waits on condition variable %p at ", cond);

@@ -1,7 +1,8 @@
 /* Names for addresses in reports.  dladdr sees only the dynamic symbols,
    which leave out static functions and variables and most of a program's
    own; so the object's file is mapped and its .symtab searched, at report
-   time only.  */
+   time only.  C++ names are demangled by libstdc++'s demangler, where the
+   program has loaded it; sites get their source lines (sym-lines.c).  */
 #define _GNU_SOURCE
 #include "sym.h"
 #include <dlfcn.h>
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,8 +23,10 @@ struct symbol
 };
 
 /* The symbol of FILE's .symtab (or .dynsym) covering ADDR, a run-time
-   address in an object loaded at BASE; for code, the nearest function
-   before it when none covers it.  The name lives in MAP.  */
+   address in an object loaded at BASE; for code, when none covers it,
+   the nearest function before it that has no size (one written in
+   assembly): in a stripped object, the nearest exported function would
+   be another function's name.  The name lives in MAP.  */
 static struct symbol
 search_file (const char *map, size_t size, uintptr_t base, uintptr_t addr,
              bool code)
@@ -57,7 +61,8 @@ search_file (const char *map, size_t size, uintptr_t base, uintptr_t addr,
           uintptr_t start = sym[i].st_value;
           if (target >= start && target < start + sym[i].st_size)
             return (struct symbol) { name, target - start };
-          if (code && type == STT_FUNC && start <= target && start >= nearest)
+          if (code && type == STT_FUNC && sym[i].st_size == 0
+              && start <= target && start >= nearest)
             {
               nearest = start;
               best = (struct symbol) { name, target - start };
@@ -109,8 +114,40 @@ object_name (const Dl_info *info)
   return slash != NULL ? slash + 1 : path;
 }
 
+static bool may_allocate = true;
+
+void
+xp_sym_allow_malloc (bool allowed)
+{
+  may_allocate = allowed;
+}
+
+/* NAME demangled into OUT when it is a C++ name and the program has
+   libstdc++'s demangler, which allocates; else NAME.  */
+static const char *
+demangled (const char *name, char *out, size_t size)
+{
+  typedef char *demangler (const char *, char *, size_t *, int *);
+  if (!may_allocate || strncmp (name, "_Z", 2) != 0)
+    return name;
+  demangler *demangle = (demangler *) dlsym (RTLD_DEFAULT, "__cxa_demangle");
+  int status = -1;
+  char *plain = demangle != NULL ? demangle (name, NULL, NULL, &status)
+                                 : NULL;
+  if (status != 0 || plain == NULL)
+    return name;
+  snprintf (out, size, "%s", plain);
+  free (plain);
+  return out;
+}
+
+enum what { DATA, FUNCTION, SITE };
+
+/* "name+0x1c (object, file.c:12)", the offset when not 0, the line for
+   a site where it is known; "object+0x4010" when no symbol covers
+   ADDR.  */
 static void
-describe (const void *addr, bool code, char *out, size_t size)
+describe (const void *addr, enum what what, char *out, size_t size)
 {
   Dl_info info;
   if (addr == NULL || dladdr (addr, &info) == 0)
@@ -118,29 +155,44 @@ describe (const void *addr, bool code, char *out, size_t size)
       snprintf (out, size, "%p", addr);
       return;
     }
-  char name[160];
-  struct symbol s = search_object (&info, addr, code, name, sizeof name);
+  char name[160], plain[256], line[128], offset[32] = "";
+  struct symbol s = search_object (&info, addr, what != DATA, name,
+                                   sizeof name);
   if (s.name == NULL && info.dli_sname != NULL)
     s = (struct symbol) { info.dli_sname,
                           (uintptr_t) addr - (uintptr_t) info.dli_saddr };
+  bool lined = what == SITE && may_allocate
+               && xp_sym_source_line (addr, line, sizeof line);
   if (s.name == NULL)
-    snprintf (out, size, "%s+%#lx", object_name (&info),
-              (unsigned long) ((uintptr_t) addr - (uintptr_t) info.dli_fbase));
-  else if (s.offset == 0)
-    snprintf (out, size, "%s (%s)", s.name, object_name (&info));
-  else
-    snprintf (out, size, "%s+%#lx (%s)", s.name, (unsigned long) s.offset,
-              object_name (&info));
+    {
+      int n = snprintf (out, size, "%s+%#lx", object_name (&info),
+                        (unsigned long) ((uintptr_t) addr
+                                         - (uintptr_t) info.dli_fbase));
+      if (lined && n > 0 && (size_t) n < size)
+        snprintf (out + n, size - (size_t) n, " (%s)", line);
+      return;
+    }
+  if (s.offset != 0)
+    snprintf (offset, sizeof offset, "+%#lx", (unsigned long) s.offset);
+  snprintf (out, size, "%s%s (%s%s%s)",
+            demangled (s.name, plain, sizeof plain), offset,
+            object_name (&info), lined ? ", " : "", lined ? line : "");
 }
 
 void
 xp_sym_describe_code (const void *pc, char *out, size_t size)
 {
-  describe (pc, true, out, size);
+  describe (pc, FUNCTION, out, size);
+}
+
+void
+xp_sym_describe_site (const void *pc, char *out, size_t size)
+{
+  describe (pc, SITE, out, size);
 }
 
 void
 xp_sym_describe_data (const void *addr, char *out, size_t size)
 {
-  describe (addr, false, out, size);
+  describe (addr, DATA, out, size);
 }
