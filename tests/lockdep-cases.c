@@ -15,6 +15,7 @@
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_g = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t forks[5] = {
   PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
   PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
@@ -45,17 +46,34 @@ pair_thread (void *arg)
   return NULL;
 }
 
-/* Each order in its own thread, one after the other: never a hang.  */
+/* The same inside lock_g.  */
+static void *
+gated_pair_thread (void *arg)
+{
+  pthread_mutex_lock (&lock_g);
+  pair_thread (arg);
+  pthread_mutex_unlock (&lock_g);
+  return NULL;
+}
+
+/* Each order in its own thread running ROUTINE, one after the other:
+   never a hang.  */
 static void
-orders_in_threads (const struct pair *pairs, int n)
+threads_taking (void *(*routine) (void *), const struct pair *pairs, int n)
 {
   for (int i = 0; i < n; i++)
     {
       pthread_t t;
-      if (pthread_create (&t, NULL, pair_thread, (void *) &pairs[i]) != 0
+      if (pthread_create (&t, NULL, routine, (void *) &pairs[i]) != 0
           || pthread_join (t, NULL) != 0)
         exit (2);
     }
+}
+
+static void
+orders_in_threads (const struct pair *pairs, int n)
+{
+  threads_taking (pair_thread, pairs, n);
 }
 
 static void
@@ -63,6 +81,34 @@ ab_ba (void)
 {
   struct pair pairs[] = { { &lock_a, &lock_b }, { &lock_b, &lock_a } };
   orders_in_threads (pairs, 2);
+}
+
+/* Not reported: both orders are always taken inside lock_g, so the two
+   threads can never each hold one of the pair.  */
+static const struct pair inverted[] = { { &lock_a, &lock_b },
+                                         { &lock_b, &lock_a } };
+
+static void
+gated_inversion (void)
+{
+  threads_taking (gated_pair_thread, inverted, 2);
+}
+
+/* Reported: a third thread takes one of the orders outside the gate.  */
+static void
+gate_dropped (void)
+{
+  threads_taking (gated_pair_thread, inverted, 2);
+  orders_in_threads (inverted, 1);
+}
+
+/* Reported although one thread can never deadlock with itself: another
+   run may take the orders in two threads.  */
+static void
+one_thread (void)
+{
+  take_in_order (&lock_a, &lock_b);
+  take_in_order (&lock_b, &lock_a);
 }
 
 static void
@@ -343,6 +389,9 @@ static const struct
   void (*run) (void);
 } cases[] = {
   { "ab-ba", ab_ba },
+  { "gated-inversion", gated_inversion },
+  { "gate-dropped", gate_dropped },
+  { "one-thread", one_thread },
   { "three-cycle", three_cycle },
   { "philosophers", philosophers },
   { "self-deadlock", self_deadlock },

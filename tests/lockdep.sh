@@ -70,6 +70,51 @@ thread TID is taking ADDR, lock_a (PROG)
 xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
 
+# Orders always taken inside one gate lock: no report, the summary names
+# the gate; one of them taken outside it later: reported then.
+no_report gated-inversion "4 lock classes, 7 lock orders, 0 reports; 1 cycle inside a gate, not reported: lock_g (PROG)"
+
+run gate-dropped gate-dropped
+expect gate-dropped <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, lock_b (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at take_in_order+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. lock_b (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    2. lock_a (PROG)
+       before lock_b (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+
+xpthread lockdep: 5 lock classes, 9 lock orders, 1 report
+END
+
+# Both orders in one thread, which cannot deadlock with itself: still
+# reported, and said so.
+run one-thread one-thread
+expect one-thread <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, lock_a (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_b (PROG), taken at take_in_order+OFF (PROG)
+  the orders, each seen in a run of the program:
+    1. lock_a (PROG)
+       before lock_b (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+    2. lock_b (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG)) and took the second
+        at take_in_order+OFF (PROG)
+  all these orders were seen in one thread, thread TID; another run can take them in two threads at once
+
+xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+END
+
 run three-cycle three-cycle
 expect three-cycle <<'END'
 xpthread lockdep: possible deadlock: a cycle of 3 lock orders
