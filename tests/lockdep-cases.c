@@ -4,6 +4,7 @@
    A plain pthread program, run under the preload and linked with
    -lxpthread.  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -383,6 +384,41 @@ objects_of_a_kind (void)
   orders_in_threads (pairs, 2);
 }
 
+/* Classes of an unloaded object are retired: loading it again and
+   again, each time at its old place or another, leaves the count of
+   classes in use where it was.  */
+static void
+load_and_unload (int times)
+{
+  for (int i = 0; i < times; i++)
+    {
+      void *object = dlopen (XP_TEST_MODULE_DIR "/lockdep-object.so",
+                             RTLD_NOW);
+      void (*use) (void) = NULL;
+      if (object != NULL)
+        *(void **) &use = dlsym (object, "xp_lockdep_object_use");
+      if (use == NULL)
+        {
+          fprintf (stderr, "lockdep-object.so: %s\n", dlerror ());
+          exit (2);
+        }
+      use ();
+      dlclose (object);
+    }
+}
+
+static void
+dlclose_once (void)
+{
+  load_and_unload (1);
+}
+
+static void
+dlclose_1000 (void)
+{
+  load_and_unload (1000);
+}
+
 static const struct
 {
   const char *name;
@@ -405,6 +441,8 @@ static const struct
   { "join-while-holding", join_while_holding },
   { "reused-memory", reused_memory },
   { "cond-wait-keeps-lock", cond_wait_keeps_lock },
+  { "dlclose-once", dlclose_once },
+  { "dlclose-1000", dlclose_1000 },
 };
 
 int

@@ -269,6 +269,10 @@ if grep -q 'not reused' "$tmp/reused-memory.raw.out"; then
   fail=1
 fi
 no_report reinit-opposite-order "4 lock classes, 2 lock orders, 0 reports"
+# An object loaded, used and unloaded once or 1000 times: each time its
+# two classes are made, and retired with it; none stay in use.
+no_report dlclose-once "0 lock classes, 0 lock orders, 0 reports; 2 classes retired with their unloaded objects"
+no_report dlclose-1000 "0 lock classes, 0 lock orders, 0 reports; 2000 classes retired with their unloaded objects"
 
 # XPTHREAD_LOCKDEP_FILE takes the reports; =abort stops the program after
 # the first one; unset, lockdep says nothing.

@@ -33,6 +33,7 @@ struct xp_ld_class
   const void *lock;         /* the first lock seen in the class */
   unsigned instances;       /* locks given the class, counted up to 2:
                                only a class of one lock has gates */
+  bool retired;             /* its object was unloaded */
   uint32_t first_out;       /* first edge leaving the class; 0: none */
   /* The cycle search: the last search that reached the class, and the
      gate masks it came with (a bit per mask, see find_cycle).  */
@@ -109,6 +110,7 @@ void xp_ld_report_cond_wait (const void *cond, const void *mutex,
 struct xp_ld_summary
 {
   unsigned classes, edges, reports, gated;
+  unsigned retired;         /* classes of unloaded objects */
   unsigned gates_n;         /* distinct gate classes kept */
   uint32_t gates[XP_LD_SUMMARY_GATES];
   bool more_gates;          /* and more than those */

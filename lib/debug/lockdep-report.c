@@ -477,6 +477,10 @@ xp_ld_report_summary (const struct xp_ld_summary *s)
   say ("xpthread lockdep: %u lock class%s, %u lock order%s, %u report%s",
        s->classes, s->classes == 1 ? "" : "es", s->edges,
        s->edges == 1 ? "" : "s", s->reports, s->reports == 1 ? "" : "s");
+  if (s->retired != 0)
+    say ("; %u class%s retired with %s unloaded object%s", s->retired,
+         s->retired == 1 ? "" : "es", s->retired == 1 ? "its" : "their",
+         s->retired == 1 ? "" : "s");
   if (s->gated != 0)
     {
       say ("; %u cycle%s inside a gate, not reported: ", s->gated,
@@ -488,8 +492,9 @@ xp_ld_report_summary (const struct xp_ld_summary *s)
   if (json_lines)
     {
       say ("{\"report\":\"summary\",\"classes\":%u,\"orders\":%u,"
-           "\"reports\":%u,\"gated\":%u,\"memory\":%zu,\"gates\":[",
-           s->classes, s->edges, s->reports, s->gated, s->memory);
+           "\"reports\":%u,\"retired\":%u,\"gated\":%u,\"memory\":%zu,"
+           "\"gates\":[", s->classes, s->edges, s->reports, s->retired,
+           s->gated, s->memory);
       say_gates (s, true);
       say ("]}\n");
       flush ();

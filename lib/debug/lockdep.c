@@ -28,6 +28,7 @@
 #include "fork-locks.h"
 #include "thread.h"
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
@@ -275,6 +276,13 @@ capture_stack (struct xp_ld_stack *stack)
 
 /* --- classes ------------------------------------------------------------- */
 
+/* Under the lockdep lock: the class of some lock changes.  */
+static void
+classes_change (void)
+{
+  xp_store_relaxed (&class_epoch, class_epoch + 1);
+}
+
 static uint32_t
 class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
 {
@@ -290,6 +298,122 @@ class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
   c->key = key;
   c->lock = lock;
   return id;
+}
+
+/* --- unloaded objects ----------------------------------------------------- */
+
+/* A class whose key lies in an object that was unloaded (a site in its
+   code, a lock in its data) is retired: another object loaded there
+   later, or the same one loaded again, has classes of its own.  The
+   dynamic linker counts loads and unloads; lockdep reads the counts on
+   the slow paths that look up classes and, when they moved, compares
+   the objects loaded now with those it saw last.  */
+struct object_range
+{
+  uintptr_t start, end;
+};
+
+struct objects
+{
+  struct object_range *ranges;
+  size_t n, size;
+};
+
+static struct objects seen_objects;
+static unsigned long long seen_adds, seen_subs;
+static unsigned retired_count;
+
+static int
+read_counts (struct dl_phdr_info *info, size_t size, void *arg)
+{
+  unsigned long long *counts = arg;
+  if (size >= offsetof (struct dl_phdr_info, dlpi_subs)
+              + sizeof info->dlpi_subs)
+    {
+      counts[0] = info->dlpi_adds;
+      counts[1] = info->dlpi_subs;
+    }
+  return 1;
+}
+
+static int
+add_object (struct dl_phdr_info *info, size_t size, void *arg)
+{
+  struct objects *objects = arg;
+  struct object_range r = { UINTPTR_MAX, 0 };
+  (void) size;
+  for (unsigned i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD)
+      {
+        uintptr_t start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+        r.start = start < r.start ? start : r.start;
+        r.end = start + info->dlpi_phdr[i].p_memsz > r.end
+                ? start + info->dlpi_phdr[i].p_memsz : r.end;
+      }
+  struct object_range *more = reserve (objects->ranges, &objects->size,
+                                       objects->n + 1, sizeof r);
+  if (r.end == 0 || more == NULL)
+    return 0;
+  objects->ranges = more;
+  objects->ranges[objects->n++] = r;
+  return 0;
+}
+
+/* Is R among the first N ranges of OBJECTS?  */
+static bool
+still_loaded (const struct object_range *r, const struct objects *objects,
+              size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (objects->ranges[i].start == r->start
+        && objects->ranges[i].end == r->end)
+      return true;
+  return false;
+}
+
+static void
+retire_in (const struct object_range *r)
+{
+  for (uint32_t id = 1; id < class_count; id++)
+    {
+      struct xp_ld_class *c = xp_ld_class (id);
+      if (!c->retired && (uintptr_t) c->key >= r->start
+          && (uintptr_t) c->key < r->end)
+        {
+          c->retired = true;
+          xp_addr_map_remove (&key_classes, (uintptr_t) c->key);
+          retired_count++;
+        }
+    }
+}
+
+/* Under the lockdep lock: retire the classes of objects unloaded since
+   the last look.  Objects come in load order, the new ones last: one
+   loaded again at its old place is new, its old self gone.  */
+static void
+notice_unloads (void)
+{
+  unsigned long long counts[2] = { 0, 0 };
+  dl_iterate_phdr (read_counts, counts);
+  if (counts[0] == seen_adds && counts[1] == seen_subs)
+    return;
+  static struct objects next;
+  next.n = 0;
+  dl_iterate_phdr (add_object, &next);
+  size_t added = (size_t) (counts[0] - seen_adds);
+  size_t old = next.n > added ? next.n - added : 0;
+  if (counts[1] != seen_subs)
+    {
+      for (size_t i = 0; i < seen_objects.n; i++)
+        if (!still_loaded (&seen_objects.ranges[i], &next, old))
+          retire_in (&seen_objects.ranges[i]);
+      classes_change ();
+    }
+  struct objects swap = seen_objects;
+  seen_objects = next;
+  next = swap;
+  seen_adds = counts[0];
+  seen_subs = counts[1];
 }
 
 /* Is PC in xpthread or in a library that wraps its locks (libstdc++),
@@ -363,8 +487,9 @@ give_class (const void *lock, uint32_t c)
 static uint32_t
 class_of (const void *lock, unsigned flags, const void *site)
 {
+  notice_unloads ();
   uint32_t id = xp_addr_map_get (&lock_classes, (uintptr_t) lock);
-  if (id != 0 && stamp_matches (lock, flags))
+  if (id != 0 && !xp_ld_class (id)->retired && stamp_matches (lock, flags))
     return id;
   stamp (lock, flags);
   if (instance_classes)
@@ -922,16 +1047,10 @@ xp_lockdep_release (const void *lock)
 }
 
 /* The class of THREAD's end, from now on.  */
-/* Under the lockdep lock: the class of some lock changes.  */
-static void
-classes_change (void)
-{
-  xp_store_relaxed (&class_epoch, class_epoch + 1);
-}
-
 static uint32_t
 thread_end_class (const void *thread, const void *routine)
 {
+  notice_unloads ();
   classes_change ();
   uint32_t c = class_for_key (routine, XP_LD_THREAD_END, thread);
   if (c == 0 || !give_class (thread, c))
@@ -1014,6 +1133,7 @@ xp_lockdep_lock_init (const void *lock, unsigned flags, const void *site)
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
+  notice_unloads ();
   classes_change ();
   uint32_t c = instance_classes ? class_for_key (lock, XP_LD_INSTANCE, lock)
                                 : class_for_key (program_site (site),
@@ -1035,14 +1155,27 @@ xp_lockdep_lock_destroy (const void *lock)
   leave (t);
 }
 
+/* The orders between classes still in use.  */
+static unsigned
+live_orders (void)
+{
+  unsigned n = 0;
+  for (uint32_t id = 1; id < edge_count; id++)
+    n += !xp_ld_class (xp_ld_edge (id)->from)->retired
+         && !xp_ld_class (xp_ld_edge (id)->to)->retired;
+  return n;
+}
+
 static void __attribute__ ((destructor))
 summary_at_exit (void)
 {
   struct ld_thread *t = xp_lockdep_on ? enter () : NULL;
   if (t == NULL)
     return;
-  struct xp_ld_summary s = { .classes = class_count - 1,
-                             .edges = edge_count - 1 };
+  notice_unloads ();
+  struct xp_ld_summary s = { .classes = class_count - 1 - retired_count,
+                             .edges = live_orders (),
+                             .retired = retired_count };
   count_gated (&s);
   s.reports = report_count;
   s.memory = xp_arena_in_use ();
