@@ -5,6 +5,7 @@
    -lxpthread.  Built with debug information: the reports name the lines
    marked "line:NAME", whose numbers tests/lockdep.sh reads from here.  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_g = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t forks[5] = {
   PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
   PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
@@ -46,17 +48,34 @@ pair_thread (void *arg)
   return NULL;
 }
 
-/* Each order in its own thread, one after the other: never a hang.  */
+/* The same inside lock_g.  */
+static void *
+gated_pair_thread (void *arg)
+{
+  pthread_mutex_lock (&lock_g);
+  pair_thread (arg);
+  pthread_mutex_unlock (&lock_g);
+  return NULL;
+}
+
+/* Each order in its own thread running ROUTINE, one after the other:
+   never a hang.  */
 static void
-orders_in_threads (const struct pair *pairs, int n)
+threads_taking (void *(*routine) (void *), const struct pair *pairs, int n)
 {
   for (int i = 0; i < n; i++)
     {
       pthread_t t;
-      if (pthread_create (&t, NULL, pair_thread, (void *) &pairs[i]) != 0
+      if (pthread_create (&t, NULL, routine, (void *) &pairs[i]) != 0
           || pthread_join (t, NULL) != 0)
         exit (2);
     }
+}
+
+static void
+orders_in_threads (const struct pair *pairs, int n)
+{
+  threads_taking (pair_thread, pairs, n);
 }
 
 static void
@@ -64,6 +83,34 @@ ab_ba (void)
 {
   struct pair pairs[] = { { &lock_a, &lock_b }, { &lock_b, &lock_a } };
   orders_in_threads (pairs, 2);
+}
+
+/* Not reported: both orders are always taken inside lock_g, so the two
+   threads can never each hold one of the pair.  */
+static const struct pair inverted[] = { { &lock_a, &lock_b },
+                                         { &lock_b, &lock_a } };
+
+static void
+gated_inversion (void)
+{
+  threads_taking (gated_pair_thread, inverted, 2);
+}
+
+/* Reported: a third thread takes one of the orders outside the gate.  */
+static void
+gate_dropped (void)
+{
+  threads_taking (gated_pair_thread, inverted, 2);
+  orders_in_threads (inverted, 1);
+}
+
+/* Reported although one thread can never deadlock with itself: another
+   run may take the orders in two threads.  */
+static void
+one_thread (void)
+{
+  take_in_order (&lock_a, &lock_b);
+  take_in_order (&lock_b, &lock_a);
 }
 
 static void
@@ -338,12 +385,50 @@ objects_of_a_kind (void)
   orders_in_threads (pairs, 2);
 }
 
+/* Classes of an unloaded object are retired: loading it again and
+   again, each time at its old place or another, leaves the count of
+   classes in use where it was.  */
+static void
+load_and_unload (int times)
+{
+  for (int i = 0; i < times; i++)
+    {
+      void *object = dlopen (XP_TEST_MODULE_DIR "/lockdep-object.so",
+                             RTLD_NOW);
+      void (*use) (void) = NULL;
+      if (object != NULL)
+        *(void **) &use = dlsym (object, "xp_lockdep_object_use");
+      if (use == NULL)
+        {
+          fprintf (stderr, "lockdep-object.so: %s\n", dlerror ());
+          exit (2);
+        }
+      use ();
+      dlclose (object);
+    }
+}
+
+static void
+dlclose_once (void)
+{
+  load_and_unload (1);
+}
+
+static void
+dlclose_1000 (void)
+{
+  load_and_unload (1000);
+}
+
 static const struct
 {
   const char *name;
   void (*run) (void);
 } cases[] = {
   { "ab-ba", ab_ba },
+  { "gated-inversion", gated_inversion },
+  { "gate-dropped", gate_dropped },
+  { "one-thread", one_thread },
   { "three-cycle", three_cycle },
   { "philosophers", philosophers },
   { "self-deadlock", self_deadlock },
@@ -357,6 +442,8 @@ static const struct
   { "join-while-holding", join_while_holding },
   { "reused-memory", reused_memory },
   { "cond-wait-keeps-lock", cond_wait_keeps_lock },
+  { "dlclose-once", dlclose_once },
+  { "dlclose-1000", dlclose_1000 },
 };
 
 int

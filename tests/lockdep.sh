@@ -101,6 +101,51 @@ thread TID is taking ADDR, lock_a (PROG)
 xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
 
+# Orders always taken inside one gate lock: no report, the summary names
+# the gate; one of them taken outside it later: reported then.
+no_report gated-inversion "4 lock classes, 7 lock orders, 0 reports; 1 cycle inside a gate, not reported: lock_g (PROG)"
+
+run gate-dropped gate-dropped
+expect gate-dropped <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, lock_b (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)
+  the orders, each seen in a run of the program:
+    1. lock_b (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
+    2. lock_a (PROG)
+       before lock_b (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
+
+xpthread lockdep: 5 lock classes, 9 lock orders, 1 report
+END
+
+# Both orders in one thread, which cannot deadlock with itself: still
+# reported, and said so.
+run one-thread one-thread
+expect one-thread <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, lock_a (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_b (PROG), taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)
+  the orders, each seen in a run of the program:
+    1. lock_a (PROG)
+       before lock_b (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
+    2. lock_b (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at take_in_order+OFF (PROG, lockdep-cases.c:@take-first@)) and took the second
+        at take_in_order+OFF (PROG, lockdep-cases.c:@take-second@)
+  all these orders were seen in one thread, thread TID; another run can take them in two threads at once
+
+xpthread lockdep: 2 lock classes, 2 lock orders, 1 report
+END
+
 run three-cycle three-cycle
 expect three-cycle <<'END'
 xpthread lockdep: possible deadlock: a cycle of 3 lock orders
@@ -255,6 +300,10 @@ if grep -q 'not reused' "$tmp/reused-memory.raw.out"; then
   fail=1
 fi
 no_report reinit-opposite-order "4 lock classes, 2 lock orders, 0 reports"
+# An object loaded, used and unloaded once or 1000 times: each time its
+# two classes are made, and retired with it; none stay in use.
+no_report dlclose-once "0 lock classes, 0 lock orders, 0 reports; 2 classes retired with their unloaded objects"
+no_report dlclose-1000 "0 lock classes, 0 lock orders, 0 reports; 2000 classes retired with their unloaded objects"
 
 # C++: names demangled; std::mutex members of one kind of object that
 # were first taken at one site share a class; std::shared_mutex.  The

@@ -1,8 +1,9 @@
 /* Memory for the lock debugging tables.  It comes straight from the
    kernel: lockdep runs inside pthread_mutex_lock, maybe inside an
-   allocator that locks, so it can never call malloc.  Memory is never
-   given back; maps that grow leave their old slots behind, which at most
-   doubles their footprint.  */
+   allocator that locks, so it can never call malloc.  Small pieces are
+   cut from shared chunks and never given back; a big block (a map's
+   slots, a search's stack) has a mapping of its own, unmapped when it
+   is replaced by a bigger one.  */
 #define _GNU_SOURCE
 #include "arena.h"
 #include <string.h>
@@ -12,6 +13,7 @@
 
 static char *chunk_next;
 static size_t chunk_left;
+static size_t in_use;
 
 static void *
 map_pages (size_t size)
@@ -21,12 +23,28 @@ map_pages (size_t size)
   return p == MAP_FAILED ? NULL : p;
 }
 
+static size_t
+rounded (size_t size)
+{
+  return (size + 15) & ~(size_t) 15;
+}
+
+static bool
+own_block (size_t size)
+{
+  return size > CHUNK_SIZE / 4;
+}
+
 void *
 xp_arena_alloc (size_t size)
 {
-  size = (size + 15) & ~(size_t) 15;
-  if (size > CHUNK_SIZE / 4)
-    return map_pages (size);
+  size = rounded (size);
+  if (own_block (size))
+    {
+      void *p = map_pages (size);
+      in_use += p != NULL ? size : 0;
+      return p;
+    }
   if (size > chunk_left)
     {
       char *chunk = map_pages (CHUNK_SIZE);
@@ -38,7 +56,24 @@ xp_arena_alloc (size_t size)
   void *p = chunk_next;
   chunk_next += size;
   chunk_left -= size;
+  in_use += size;
   return p;
+}
+
+void
+xp_arena_free (void *p, size_t size)
+{
+  size = rounded (size);
+  if (p == NULL || !own_block (size))
+    return;
+  munmap (p, size);
+  in_use -= size;
+}
+
+size_t
+xp_arena_in_use (void)
+{
+  return in_use;
 }
 
 struct xp_addr_slot
@@ -106,6 +141,7 @@ make_room (struct xp_addr_map *map)
   for (size_t i = 0; i < map->capacity; i++)
     if (map->slots[i].key > TOMBSTONE)
       place (slots, capacity, map->slots[i].key, map->slots[i].value);
+  xp_arena_free (map->slots, map->capacity * sizeof *slots);
   map->slots = slots;
   map->capacity = capacity;
   map->used = map->live;

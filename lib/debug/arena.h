@@ -8,6 +8,11 @@
 /* SIZE zeroed bytes, aligned to 16, never freed; NULL when the kernel
    refuses memory.  Callers serialise (the lockdep lock).  */
 void *xp_arena_alloc (size_t size) XP_HIDDEN;
+/* Give back P, SIZE bytes from xp_arena_alloc: a block of its own goes
+   back to the kernel, a piece of a shared chunk stays where it is.  */
+void xp_arena_free (void *p, size_t size) XP_HIDDEN;
+/* The bytes handed out and not given back, for the exit summary.  */
+size_t xp_arena_in_use (void) XP_HIDDEN;
 
 /* An open-addressing map from nonzero addresses to nonzero 32-bit
    values, growing as it fills; entries can be removed.  */

@@ -31,23 +31,54 @@ struct xp_ld_class
   enum xp_ld_origin origin;
   const void *key;          /* lock address or site */
   const void *lock;         /* the first lock seen in the class */
+  unsigned instances;       /* locks given the class, counted up to 2:
+                               only a class of one lock has gates */
+  bool retired;             /* its object was unloaded */
   uint32_t first_out;       /* first edge leaving the class; 0: none */
-  /* The cycle search: the search that last reached the class, and the
-     edge it came by.  */
+  /* The cycle search: the last search that reached the class, and the
+     gate masks it came with (a bit per mask, see find_cycle).  */
   uint32_t visited;
-  uint32_t came_by;
+  uint16_t masks;
+};
+
+/* A lock that was held, exclusively, every time an order was seen: a
+   gate.  Only one thread at a time can be inside it, so a cycle whose
+   every order was taken inside one gate can never close.  It is the
+   lock itself, not its class: two threads can hold two locks of one
+   class at once.  */
+#define XP_LD_GATES 4
+
+struct xp_ld_gate
+{
+  const void *lock;
+  uint32_t class_id;        /* for the summary, which names it */
 };
 
 /* "from" was held when "to" was taken.  */
 struct xp_ld_edge
 {
   uint32_t from, to;
-  uint32_t next_out;
-  int tid;
+  int tid;                  /* a thread that took it */
+  bool many_threads;        /* another thread took it too */
   bool held_for_read;
+  bool reported;            /* it closed a reported cycle */
+  bool gated;               /* it closed cycles, all inside a gate */
+  unsigned gates_n;
+  struct xp_ld_gate gates[XP_LD_GATES];
   const void *held_site;    /* where "from" was taken */
   struct xp_ld_stack stack; /* where "to" was taken */
 };
+
+/* What the cycle search reads of an edge, apart from the rest so that
+   a search over many edges stays in few cache lines.  */
+struct xp_ld_link
+{
+  uint32_t to, next_out;
+};
+
+/* Held from the thread's start: its own end, which excludes no other
+   thread (not one of lockdep.h's flags, which the lock paths pass).  */
+#define XP_LD_OWN_END 0x100u
 
 struct xp_ld_held
 {
@@ -55,6 +86,7 @@ struct xp_ld_held
   uint32_t class_id;
   unsigned flags;
   const void *site;
+  uint64_t gates_sig;       /* a hash of the gates held before it */
 };
 
 struct xp_ld_class *xp_ld_class (uint32_t id) XP_HIDDEN;
@@ -71,8 +103,21 @@ void xp_ld_report_self (const struct xp_ld_held *again,
 void xp_ld_report_cond_wait (const void *cond, const void *mutex,
                              const void *site, const struct xp_ld_held *kept)
   XP_HIDDEN;
-void xp_ld_report_summary (unsigned classes, unsigned edges,
-                           unsigned reports) XP_HIDDEN;
+/* The exit summary: counts, and the gates of the cycles left
+   unreported.  */
+#define XP_LD_SUMMARY_GATES 4
+
+struct xp_ld_summary
+{
+  unsigned classes, edges, reports, gated;
+  unsigned retired;         /* classes of unloaded objects */
+  unsigned gates_n;         /* distinct gate classes kept */
+  uint32_t gates[XP_LD_SUMMARY_GATES];
+  bool more_gates;          /* and more than those */
+  size_t memory;            /* bytes of lockdep's tables */
+};
+
+void xp_ld_report_summary (const struct xp_ld_summary *s) XP_HIDDEN;
 /* Where reports go: XPTHREAD_LOCKDEP_FILE, else standard error.  */
 void xp_ld_report_open (void) XP_HIDDEN;
 /* After a report: abort when XPTHREAD_LOCKDEP=abort.  */

@@ -339,15 +339,31 @@ struct cycle_report
   unsigned depth;
 };
 
+/* The thread that took every order of the cycle, alone; 0 when orders
+   come from two threads.  */
+static int
+one_thread (const uint32_t *cycle, unsigned n)
+{
+  int tid = xp_ld_edge (cycle[0])->tid;
+  for (unsigned i = 0; i < n; i++)
+    {
+      const struct xp_ld_edge *e = xp_ld_edge (cycle[i]);
+      if (e->many_threads || e->tid != tid)
+        return 0;
+    }
+  return tid;
+}
+
 static void
 json_cycle (const void *arg)
 {
   const struct cycle_report *r = arg;
   const struct xp_ld_edge *closing = xp_ld_edge (r->cycle[r->n - 1]);
   say ("{\"report\":\"cycle\",\"thread\":%d,\"lock\":\"%p\",",
-       closing->tid, r->lock);
+       xp_self_tid (), r->lock);
   json_class ("class", closing->to);
-  say (",");
+  say (",\"one_thread\":%s,",
+       one_thread (r->cycle, r->n) != 0 ? "true" : "false");
   json_held_list (r->held, r->depth);
   say (",\"orders\":[");
   for (unsigned i = 0; i < r->n; i++)
@@ -375,7 +391,7 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
   allow_malloc (held, depth, closing->stack.depth != 0 ? closing->stack.pc[0]
                                                        : NULL);
   say ("xpthread lockdep: possible deadlock: a cycle of %u lock orders\n", n);
-  say_thread (closing->tid);
+  say_thread (xp_self_tid ());
   say (" is taking %p, ", lock);
   say_class (closing->to);
   say ("\n");
@@ -401,6 +417,13 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
                                      : ") and took the second\n");
         }
       say_stack (&e->stack);
+    }
+  int alone = one_thread (cycle, n);
+  if (alone != 0)
+    {
+      say ("  all these orders were seen in one thread, ");
+      say_thread (alone);
+      say ("; another run can take them in two threads at once\n");
     }
   struct cycle_report r = { lock, cycle, n, held, depth };
   finish_with (json_cycle, &r);
@@ -477,17 +500,53 @@ xp_ld_report_cond_wait (const void *cond, const void *mutex,
   finish_with (json_cond, &r);
 }
 
-void
-xp_ld_report_summary (unsigned classes, unsigned edges, unsigned reports)
+/* The names of the gates of the cycles not reported, in text or as a
+   list of JSON strings.  */
+static void
+say_gates (const struct xp_ld_summary *s, bool json)
 {
-  say ("xpthread lockdep: %u lock class%s, %u lock order%s, %u report%s\n",
-       classes, classes == 1 ? "" : "es", edges, edges == 1 ? "" : "s",
-       reports, reports == 1 ? "" : "s");
+  for (unsigned i = 0; i < s->gates_n; i++)
+    {
+      say (i == 0 ? "" : json ? "," : ", ");
+      if (json)
+        {
+          say ("\"");
+          escaping = true;
+        }
+      say_class (s->gates[i]);
+      if (json)
+        json_string_end ();
+    }
+  if (s->more_gates && !json)
+    say (", and others");
+}
+
+void
+xp_ld_report_summary (const struct xp_ld_summary *s)
+{
+  say ("xpthread lockdep: %u lock class%s, %u lock order%s, %u report%s",
+       s->classes, s->classes == 1 ? "" : "es", s->edges,
+       s->edges == 1 ? "" : "s", s->reports, s->reports == 1 ? "" : "s");
+  if (s->retired != 0)
+    say ("; %u class%s retired with %s unloaded object%s", s->retired,
+         s->retired == 1 ? "" : "es", s->retired == 1 ? "its" : "their",
+         s->retired == 1 ? "" : "s");
+  if (s->gated != 0)
+    {
+      say ("; %u cycle%s inside a gate, not reported: ", s->gated,
+           s->gated == 1 ? "" : "s");
+      say_gates (s, false);
+    }
+  say ("\n");
   flush ();
   if (json_lines)
     {
       say ("{\"report\":\"summary\",\"classes\":%u,\"orders\":%u,"
-           "\"reports\":%u}\n", classes, edges, reports);
+           "\"reports\":%u,\"retired\":%u,\"gated\":%u,\"memory\":%zu,"
+           "\"gates\":[", s->classes, s->edges, s->reports, s->retired,
+           s->gated, s->memory);
+      say_gates (s, true);
+      say ("]}\n");
       flush ();
     }
 }

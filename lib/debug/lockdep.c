@@ -28,6 +28,7 @@
 #include "fork-locks.h"
 #include "thread.h"
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
@@ -46,6 +47,7 @@ static XP_FORK_LOCK (lockdep, ld_lock);
 
 static struct xp_ld_class *class_blocks[MAX_BLOCKS];
 static struct xp_ld_edge *edge_blocks[MAX_BLOCKS];
+static struct xp_ld_link *link_blocks[MAX_BLOCKS];
 static uint32_t class_count = 1, edge_count = 1;
 static unsigned report_count;
 
@@ -65,19 +67,60 @@ xp_ld_edge (uint32_t id)
   return &edge_blocks[id >> BLOCK_BITS][id & (BLOCK_SIZE - 1)];
 }
 
+static struct xp_ld_link *
+link_of (uint32_t id)
+{
+  return &link_blocks[id >> BLOCK_BITS][id & (BLOCK_SIZE - 1)];
+}
+
+/* Is there a block for entry ID of BLOCKS (made if need be)?  */
+static bool
+have_block (void **blocks, uint32_t id, size_t entry_size)
+{
+  void **b = &blocks[id >> BLOCK_BITS];
+  if ((id >> BLOCK_BITS) >= MAX_BLOCKS)
+    return false;
+  if (*b == NULL)
+    *b = xp_arena_alloc (entry_size * BLOCK_SIZE);
+  return *b != NULL;
+}
+
 /* The next id of a table of blocks, or 0 when memory ran out.  */
 static uint32_t
 next_id (void **blocks, uint32_t *count, size_t entry_size)
 {
   uint32_t id = *count;
-  if ((id >> BLOCK_BITS) >= MAX_BLOCKS)
-    return 0;
-  if (blocks[id >> BLOCK_BITS] == NULL
-      && (blocks[id >> BLOCK_BITS] = xp_arena_alloc (entry_size
-                                                     * BLOCK_SIZE)) == NULL)
+  if (!have_block (blocks, id, entry_size))
     return 0;
   ++*count;
   return id;
+}
+
+static uint32_t
+next_edge_id (void)
+{
+  if (!have_block ((void **) link_blocks, edge_count,
+                   sizeof (struct xp_ld_link)))
+    return 0;
+  return next_id ((void **) edge_blocks, &edge_count,
+                  sizeof (struct xp_ld_edge));
+}
+
+/* ARRAY, of *SIZE entries of ELEM bytes, or a copy of it with room for
+   NEED; NULL when memory ran out (ARRAY stays).  */
+static void *
+reserve (void *array, size_t *size, size_t need, size_t elem)
+{
+  if (need <= *size)
+    return array;
+  void *bigger = xp_arena_alloc (2 * need * elem);
+  if (bigger == NULL)
+    return NULL;
+  if (*size != 0)
+    memcpy (bigger, array, *size * elem);
+  xp_arena_free (array, *size * elem);
+  *size = 2 * need;
+  return bigger;
 }
 
 static void
@@ -106,14 +149,23 @@ struct cached_class
   uint32_t epoch;
 };
 
+/* An order the thread saw, taken inside the gates of GATES_SIG, or in
+   any (0) when the order has no gates left to lose.  */
+struct cached_order
+{
+  uint64_t order;           /* from << 32 | to; 0: none */
+  uint64_t gates_sig;
+};
+
 struct ld_thread
 {
   struct xp_ld_held *held;
-  unsigned depth, capacity;
+  unsigned depth;
+  size_t capacity;
   bool inside;              /* in lockdep now */
   struct ld_thread *next_free;
   struct cached_class classes[CLASS_CACHE];
-  uint64_t orders[ORDER_CACHE];   /* from << 32 | to; 0: none */
+  struct cached_order orders[ORDER_CACHE];
 };
 
 static uint32_t class_epoch;
@@ -131,27 +183,57 @@ thread_state (void)
     {
       ld_self = free_states;
       free_states = ld_self->next_free;
+      /* Which thread took an order matters: the new one must tell.  */
+      memset (ld_self->orders, 0, sizeof ld_self->orders);
     }
   else if (ld_self == NULL)
     ld_self = xp_arena_alloc (sizeof *ld_self);
   return ld_self;
 }
 
+/* Can H keep other threads out while held?  Not a read lock, nor the
+   thread's own end.  */
 static bool
-push_held (struct ld_thread *t, const struct xp_ld_held *h)
+can_gate (const struct xp_ld_held *h)
 {
-  if (t->depth == t->capacity)
-    {
-      unsigned capacity = t->capacity == 0 ? 16 : 2 * t->capacity;
-      struct xp_ld_held *held = xp_arena_alloc (capacity * sizeof *held);
-      if (held == NULL)
-        return false;
-      if (t->depth != 0)
-        memcpy (held, t->held, t->depth * sizeof *held);
-      t->held = held;
-      t->capacity = capacity;
-    }
-  t->held[t->depth++] = *h;
+  return !(h->flags & (XP_LD_READ | XP_LD_OWN_END));
+}
+
+/* The signature of the gates held below entry I: a hash of the gate
+   locks, never 0, equal for equal lists.  */
+static uint64_t
+gates_sig_at (const struct ld_thread *t, unsigned i)
+{
+  if (i == 0)
+    return 1;
+  const struct xp_ld_held *below = &t->held[i - 1];
+  if (!can_gate (below))
+    return below->gates_sig;
+  uint64_t x = (below->gates_sig ^ (uintptr_t) below->lock)
+               * 0x9e3779b97f4a7c15u;
+  return (x ^ x >> 29) | 1;
+}
+
+/* Put LOCK on top of the held locks, which have room.  */
+static void
+put_held (struct ld_thread *t, const void *lock, uint32_t c, unsigned flags,
+          const void *site)
+{
+  t->held[t->depth] = (struct xp_ld_held) { lock, c, flags, site,
+                                            gates_sig_at (t, t->depth) };
+  t->depth++;
+}
+
+static bool
+push_held (struct ld_thread *t, const void *lock, uint32_t c,
+           unsigned flags, const void *site)
+{
+  void *held = reserve (t->held, &t->capacity, t->depth + 1,
+                        sizeof *t->held);
+  if (held == NULL)
+    return false;
+  t->held = held;
+  put_held (t, lock, c, flags, site);
   return true;
 }
 
@@ -194,6 +276,13 @@ capture_stack (struct xp_ld_stack *stack)
 
 /* --- classes ------------------------------------------------------------- */
 
+/* Under the lockdep lock: the class of some lock changes.  */
+static void
+classes_change (void)
+{
+  xp_store_relaxed (&class_epoch, class_epoch + 1);
+}
+
 static uint32_t
 class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
 {
@@ -209,6 +298,122 @@ class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
   c->key = key;
   c->lock = lock;
   return id;
+}
+
+/* --- unloaded objects ----------------------------------------------------- */
+
+/* A class whose key lies in an object that was unloaded (a site in its
+   code, a lock in its data) is retired: another object loaded there
+   later, or the same one loaded again, has classes of its own.  The
+   dynamic linker counts loads and unloads; lockdep reads the counts on
+   the slow paths that look up classes and, when they moved, compares
+   the objects loaded now with those it saw last.  */
+struct object_range
+{
+  uintptr_t start, end;
+};
+
+struct objects
+{
+  struct object_range *ranges;
+  size_t n, size;
+};
+
+static struct objects seen_objects;
+static unsigned long long seen_adds, seen_subs;
+static unsigned retired_count;
+
+static int
+read_counts (struct dl_phdr_info *info, size_t size, void *arg)
+{
+  unsigned long long *counts = arg;
+  if (size >= offsetof (struct dl_phdr_info, dlpi_subs)
+              + sizeof info->dlpi_subs)
+    {
+      counts[0] = info->dlpi_adds;
+      counts[1] = info->dlpi_subs;
+    }
+  return 1;
+}
+
+static int
+add_object (struct dl_phdr_info *info, size_t size, void *arg)
+{
+  struct objects *objects = arg;
+  struct object_range r = { UINTPTR_MAX, 0 };
+  (void) size;
+  for (unsigned i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD)
+      {
+        uintptr_t start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+        r.start = start < r.start ? start : r.start;
+        r.end = start + info->dlpi_phdr[i].p_memsz > r.end
+                ? start + info->dlpi_phdr[i].p_memsz : r.end;
+      }
+  struct object_range *more = reserve (objects->ranges, &objects->size,
+                                       objects->n + 1, sizeof r);
+  if (r.end == 0 || more == NULL)
+    return 0;
+  objects->ranges = more;
+  objects->ranges[objects->n++] = r;
+  return 0;
+}
+
+/* Is R among the first N ranges of OBJECTS?  */
+static bool
+still_loaded (const struct object_range *r, const struct objects *objects,
+              size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (objects->ranges[i].start == r->start
+        && objects->ranges[i].end == r->end)
+      return true;
+  return false;
+}
+
+static void
+retire_in (const struct object_range *r)
+{
+  for (uint32_t id = 1; id < class_count; id++)
+    {
+      struct xp_ld_class *c = xp_ld_class (id);
+      if (!c->retired && (uintptr_t) c->key >= r->start
+          && (uintptr_t) c->key < r->end)
+        {
+          c->retired = true;
+          xp_addr_map_remove (&key_classes, (uintptr_t) c->key);
+          retired_count++;
+        }
+    }
+}
+
+/* Under the lockdep lock: retire the classes of objects unloaded since
+   the last look.  Objects come in load order, the new ones last: one
+   loaded again at its old place is new, its old self gone.  */
+static void
+notice_unloads (void)
+{
+  unsigned long long counts[2] = { 0, 0 };
+  dl_iterate_phdr (read_counts, counts);
+  if (counts[0] == seen_adds && counts[1] == seen_subs)
+    return;
+  static struct objects next;
+  next.n = 0;
+  dl_iterate_phdr (add_object, &next);
+  size_t added = (size_t) (counts[0] - seen_adds);
+  size_t old = next.n > added ? next.n - added : 0;
+  if (counts[1] != seen_subs)
+    {
+      for (size_t i = 0; i < seen_objects.n; i++)
+        if (!still_loaded (&seen_objects.ranges[i], &next, old))
+          retire_in (&seen_objects.ranges[i]);
+      classes_change ();
+    }
+  struct objects swap = seen_objects;
+  seen_objects = next;
+  next = swap;
+  seen_adds = counts[0];
+  seen_subs = counts[1];
 }
 
 /* Is PC in xpthread or in a library that wraps its locks (libstdc++),
@@ -270,11 +475,21 @@ stamp (const void *lock, unsigned flags)
     *stamp_of (lock) = lock;
 }
 
+/* LOCK, a lock new to lockdep, is of class C from now on.  */
+static bool
+give_class (const void *lock, uint32_t c)
+{
+  struct xp_ld_class *k = xp_ld_class (c);
+  k->instances += k->instances < 2;
+  return xp_addr_map_put (&lock_classes, (uintptr_t) lock, c);
+}
+
 static uint32_t
 class_of (const void *lock, unsigned flags, const void *site)
 {
+  notice_unloads ();
   uint32_t id = xp_addr_map_get (&lock_classes, (uintptr_t) lock);
-  if (id != 0 && stamp_matches (lock, flags))
+  if (id != 0 && !xp_ld_class (id)->retired && stamp_matches (lock, flags))
     return id;
   stamp (lock, flags);
   if (instance_classes)
@@ -283,86 +498,12 @@ class_of (const void *lock, unsigned flags, const void *site)
     id = class_for_key (lock, XP_LD_STATIC, lock);
   else
     id = class_for_key (program_site (site), XP_LD_FIRST_LOCK, lock);
-  if (id != 0 && !xp_addr_map_put (&lock_classes, (uintptr_t) lock, id))
+  if (id != 0 && !give_class (lock, id))
     id = 0;
   return id;
 }
 
 /* --- edges and cycles ---------------------------------------------------- */
-
-
-/* Is there a path of edges from FROM to TO?  Depth first, remembering in
-   each class the edge that reached it, so that the path can be read back
-   from TO.  */
-static bool
-path_exists (uint32_t from, uint32_t to)
-{
-  static uint32_t search;
-  static uint32_t *pending;
-  static size_t pending_size;
-  if (pending_size < class_count)
-    {
-      size_t size = 2 * (size_t) class_count;
-      uint32_t *p = xp_arena_alloc (size * sizeof *p);
-      if (p == NULL)
-        return false;
-      pending = p;
-      pending_size = size;
-    }
-  search++;
-  size_t n = 0;
-  xp_ld_class (from)->visited = search;
-  pending[n++] = from;
-  while (n > 0)
-    {
-      uint32_t c = pending[--n];
-      for (uint32_t e = xp_ld_class (c)->first_out; e != 0;
-           e = xp_ld_edge (e)->next_out)
-        {
-          uint32_t next = xp_ld_edge (e)->to;
-          struct xp_ld_class *nc = xp_ld_class (next);
-          if (nc->visited == search)
-            continue;
-          nc->visited = search;
-          nc->came_by = e;
-          if (next == to)
-            return true;
-          pending[n++] = next;
-        }
-    }
-  return false;
-}
-
-static void
-report_new_cycle (uint32_t edge, const void *lock, const struct ld_thread *t)
-{
-  struct xp_ld_edge *closing = xp_ld_edge (edge);
-  /* The path to -> ... -> from, read back from "from", then the edge.  */
-  static uint32_t *cycle;
-  static size_t cycle_size;
-  size_t n = 0;
-  for (uint32_t c = closing->from; c != closing->to;
-       c = xp_ld_edge (xp_ld_class (c)->came_by)->from)
-    n++;
-  if (cycle_size < n + 1)
-    {
-      uint32_t *p = xp_arena_alloc ((n + 1) * 2 * sizeof *p);
-      if (p == NULL)
-        return;
-      cycle = p;
-      cycle_size = (n + 1) * 2;
-    }
-  size_t i = n;
-  for (uint32_t c = closing->from; c != closing->to;)
-    {
-      uint32_t e = xp_ld_class (c)->came_by;
-      cycle[--i] = e;
-      c = xp_ld_edge (e)->from;
-    }
-  cycle[n] = edge;
-  report_count++;
-  xp_ld_report_cycle (lock, cycle, (unsigned) n + 1, t->held, t->depth);
-}
 
 /* The key of the order FROM -> TO, in edge_ids and the threads' caches. */
 static uint64_t
@@ -371,48 +512,343 @@ order_key (uint32_t from, uint32_t to)
   return (uint64_t) from << 32 | to;
 }
 
-/* Record that H was held when LOCK, of class TO, was taken with
+static bool
+has_gate (const struct xp_ld_gate *gates, unsigned n, const void *lock)
+{
+  for (unsigned i = 0; i < n; i++)
+    if (gates[i].lock == lock)
+      return true;
+  return false;
+}
+
+/* The gates of an order from the lock held at I: the locks held before
+   it that keep other threads out, the outermost XP_LD_GATES of them.  */
+static unsigned
+gates_below (const struct ld_thread *t, unsigned i, struct xp_ld_gate *gates)
+{
+  unsigned n = 0;
+  for (unsigned j = 0; j < i && n < XP_LD_GATES; j++)
+    if (can_gate (&t->held[j]) && !has_gate (gates, n, t->held[j].lock))
+      gates[n++] = (struct xp_ld_gate) { t->held[j].lock,
+                                         t->held[j].class_id };
+  return n;
+}
+
+/* Keep of E's gates those in NOW (N of them); true when some went.  */
+static bool
+keep_common_gates (struct xp_ld_edge *e, const struct xp_ld_gate *now,
+                   unsigned n)
+{
+  unsigned kept = 0;
+  for (unsigned i = 0; i < e->gates_n; i++)
+    if (has_gate (now, n, e->gates[i].lock))
+      e->gates[kept++] = e->gates[i];
+  bool lost = kept < e->gates_n;
+  e->gates_n = kept;
+  return lost;
+}
+
+/* The cycle search, from the target of the checked edge back to its
+   source.  A state is a class reached by a path of edges, and the mask
+   of the checked edge's gates (bit I: gates[I]) that every edge of the
+   path was taken under too; a path is read back through the parents.
+   A cycle that reaches the source with a mask left was always taken
+   inside one gate, and cannot close.  Only gates of a class of one lock
+   count: in another run, two threads could hold two locks of a class.
+
+   Without gates every mask is 0 and this is a plain depth-first search;
+   with them a class is visited at most once per mask.  */
+struct search_node
+{
+  uint32_t class_id, edge, parent;
+  unsigned mask;
+};
+
+enum cycle_kind
+{
+  NO_CYCLE,
+  GATED_CYCLE,
+  CYCLE
+};
+
+struct cycle_found
+{
+  uint32_t node;            /* of a cycle: the last node of its path */
+  unsigned gate;            /* of a gated cycle: the index of a gate */
+};
+
+static struct search_node *nodes;
+static uint32_t *pending;
+static size_t nodes_size, pending_size;
+static uint32_t search;
+
+/* The gates of E that count, as a mask.  */
+static unsigned
+gates_mask (const struct xp_ld_edge *e)
+{
+  unsigned mask = 0;
+  for (unsigned i = 0; i < e->gates_n; i++)
+    if (xp_ld_class (e->gates[i].class_id)->instances == 1)
+      mask |= 1u << i;
+  return mask;
+}
+
+/* Of the gates of E in MASK, those that edge F was taken under too.  */
+static unsigned
+common_gates (const struct xp_ld_edge *e, uint32_t f, unsigned mask)
+{
+  if (mask == 0)
+    return 0;
+  const struct xp_ld_edge *other = xp_ld_edge (f);
+  unsigned common = 0;
+  for (unsigned i = 0; i < e->gates_n; i++)
+    if ((mask >> i & 1)
+        && has_gate (other->gates, other->gates_n, e->gates[i].lock))
+      common |= 1u << i;
+  return common;
+}
+
+/* Is class ID reached for the first time with MASK in this search?  A
+   smaller mask than one seen may lead where that one did not: the exact
+   masks seen are remembered, and 0, which leads everywhere.  */
+static bool
+first_visit (uint32_t id, unsigned mask)
+{
+  struct xp_ld_class *c = xp_ld_class (id);
+  if (c->visited != search)
+    {
+      c->visited = search;
+      c->masks = 0;
+    }
+  if (c->masks & (1u | 1u << mask))
+    return false;
+  c->masks |= (uint16_t) (1u << mask);
+  return true;
+}
+
+/* Node *N, and room to wait for it; false when memory ran out.  */
+static bool
+add_node (uint32_t *n, uint32_t class_id, uint32_t edge, uint32_t parent,
+          unsigned mask)
+{
+  struct search_node *more_nodes = reserve (nodes, &nodes_size, *n + 1,
+                                            sizeof *nodes);
+  if (more_nodes == NULL)
+    return false;
+  nodes = more_nodes;
+  uint32_t *more_pending = reserve (pending, &pending_size, *n + 1,
+                                    sizeof *pending);
+  if (more_pending == NULL)
+    return false;
+  pending = more_pending;
+  nodes[(*n)++] = (struct search_node) { class_id, edge, parent, mask };
+  return true;
+}
+
+static enum cycle_kind
+find_cycle (uint32_t edge, struct cycle_found *found)
+{
+  const struct xp_ld_edge *e = xp_ld_edge (edge);
+  enum cycle_kind kind = NO_CYCLE;
+  uint32_t n = 0, waiting = 0;
+  search++;
+  if (!add_node (&n, e->to, edge, 0, gates_mask (e)))
+    return kind;
+  first_visit (e->to, nodes[0].mask);
+  pending[waiting++] = 0;
+  while (waiting > 0)
+    {
+      uint32_t at = pending[--waiting];
+      for (uint32_t f = xp_ld_class (nodes[at].class_id)->first_out; f != 0;
+           f = link_of (f)->next_out)
+        {
+          uint32_t next = link_of (f)->to;
+          unsigned mask = common_gates (e, f, nodes[at].mask);
+          if (!first_visit (next, mask))
+            continue;
+          if (!add_node (&n, next, f, at, mask))
+            return kind;
+          if (next != e->from)
+            pending[waiting++] = n - 1;
+          else if (mask == 0)
+            {
+              found->node = n - 1;
+              return CYCLE;
+            }
+          else if (kind == NO_CYCLE)
+            {
+              kind = GATED_CYCLE;
+              found->gate = (unsigned) __builtin_ctz (mask);
+            }
+        }
+    }
+  return kind;
+}
+
+/* The edges of the cycle whose path ends at node LAST, in order, the
+   checked edge last, in *CYCLE; their number, 0 when memory ran out.  */
+static unsigned
+read_cycle (uint32_t last, const uint32_t **cycle)
+{
+  static uint32_t *edges;
+  static size_t edges_size;
+  unsigned n = 0;
+  for (uint32_t at = last; at != 0; at = nodes[at].parent)
+    n++;
+  uint32_t *more = reserve (edges, &edges_size, n + 1, sizeof *edges);
+  if (more == NULL)
+    return 0;
+  edges = more;
+  unsigned i = n;
+  for (uint32_t at = last; at != 0; at = nodes[at].parent)
+    edges[--i] = nodes[at].edge;
+  edges[n] = nodes[0].edge;
+  *cycle = edges;
+  return n + 1;
+}
+
+/* Does edge ID, just taken by T taking LOCK, close a cycle?  Report
+   one outside gates, or mark the edge when all it closes are inside.  */
+static void
+check_edge (uint32_t id, const void *lock, const struct ld_thread *t)
+{
+  struct xp_ld_edge *e = xp_ld_edge (id);
+  struct cycle_found found;
+  const uint32_t *cycle;
+  unsigned n;
+  switch (find_cycle (id, &found))
+    {
+    case NO_CYCLE:
+      break;
+    case GATED_CYCLE:
+      e->gated = true;
+      break;
+    case CYCLE:
+      if ((n = read_cycle (found.node, &cycle)) == 0)
+        break;
+      e->reported = true;
+      report_count++;
+      xp_ld_report_cycle (lock, cycle, n, t->held, t->depth);
+      break;
+    }
+}
+
+/* The taking of E that reports show: by this thread, holding H, with
    STACK.  */
 static void
-add_edge (const struct ld_thread *t, const struct xp_ld_held *h,
-          const void *lock, uint32_t to, const struct xp_ld_stack *stack)
+took (struct xp_ld_edge *e, const struct xp_ld_held *h,
+      const struct xp_ld_stack *stack)
 {
-  uint64_t key = order_key (h->class_id, to);
-  if (xp_addr_map_get (&edge_ids, key) != 0)
-    return;
-  uint32_t id = next_id ((void **) edge_blocks, &edge_count,
-                         sizeof (struct xp_ld_edge));
-  if (id == 0 || !xp_addr_map_put (&edge_ids, key, id))
+  e->tid = xp_self_tid ();
+  e->held_for_read = (h->flags & XP_LD_READ) != 0;
+  e->held_site = h->site;
+  e->stack = *stack;
+}
+
+/* A stack taken when first needed.  */
+struct lazy_stack
+{
+  bool taken;
+  struct xp_ld_stack stack;
+};
+
+static const struct xp_ld_stack *
+stack_of (struct lazy_stack *s)
+{
+  if (!s->taken)
+    capture_stack (&s->stack);
+  s->taken = true;
+  return &s->stack;
+}
+
+/* Record that the lock held at I was held when LOCK, of class TO, was
+   taken.  */
+static void
+add_edge (const struct ld_thread *t, unsigned i, const void *lock,
+          uint32_t to, struct lazy_stack *stack)
+{
+  const struct xp_ld_held *h = &t->held[i];
+  uint32_t id = next_edge_id ();
+  if (id == 0 || !xp_addr_map_put (&edge_ids, order_key (h->class_id, to),
+                                   id))
     {
       out_of_memory ();
       return;
     }
   struct xp_ld_edge *e = xp_ld_edge (id);
-  e->from = h->class_id;
-  e->to = to;
-  e->tid = xp_self_tid ();
-  e->held_for_read = (h->flags & XP_LD_READ) != 0;
-  e->held_site = h->site;
-  e->stack = *stack;
-  bool closes = path_exists (to, h->class_id);
+  *e = (struct xp_ld_edge) { .from = h->class_id, .to = to };
+  e->gates_n = gates_below (t, i, e->gates);
+  took (e, h, stack_of (stack));
   struct xp_ld_class *from = xp_ld_class (h->class_id);
-  e->next_out = from->first_out;
+  *link_of (id) = (struct xp_ld_link) { to, from->first_out };
   from->first_out = id;
-  if (closes)
-    report_new_cycle (id, lock, t);
+  check_edge (id, lock, t);
 }
 
-/* Does any held lock order a new class?  Only then is a stack worth its
-   cost.  */
-static bool
-needs_edges (const struct ld_thread *t, uint32_t to)
+/* Edge ID is taken again, from the lock held at I, maybe by another
+   thread, maybe outside some of its gates: a cycle through it that was
+   inside those only is a cycle now.  */
+static void
+seen_again (const struct ld_thread *t, unsigned i, uint32_t id,
+            const void *lock, struct lazy_stack *stack)
 {
+  struct xp_ld_edge *e = xp_ld_edge (id);
+  e->many_threads |= e->tid != xp_self_tid ();
+  struct xp_ld_gate now[XP_LD_GATES];
+  if (e->gates_n == 0
+      || !keep_common_gates (e, now, gates_below (t, i, now)))
+    return;
+  /* The taking outside the gate is the one a report must show.  */
+  took (e, &t->held[i], stack_of (stack));
+  if (!e->reported)
+    check_edge (id, lock, t);
+}
+
+/* The orders that taking LOCK, of class C, adds or sees again.  */
+static void
+note_orders (const struct ld_thread *t, const void *lock, uint32_t c)
+{
+  struct lazy_stack stack = { .taken = false };
   for (unsigned i = 0; i < t->depth; i++)
-    if (t->held[i].class_id != to
-        && xp_addr_map_get (&edge_ids, order_key (t->held[i].class_id, to))
-           == 0)
-      return true;
-  return false;
+    if (t->held[i].class_id != c)
+      {
+        uint32_t id = xp_addr_map_get (&edge_ids,
+                                       order_key (t->held[i].class_id, c));
+        if (id != 0)
+          seen_again (t, i, id, lock, &stack);
+        else
+          add_edge (t, i, lock, c, &stack);
+      }
+}
+
+/* Add the gate class C to the summary S.  */
+static void
+note_gate (struct xp_ld_summary *s, uint32_t c)
+{
+  for (unsigned i = 0; i < s->gates_n; i++)
+    if (s->gates[i] == c)
+      return;
+  if (s->gates_n < XP_LD_SUMMARY_GATES)
+    s->gates[s->gates_n++] = c;
+  else
+    s->more_gates = true;
+}
+
+/* The cycles not reported because each is inside a gate, as they stand
+   at the end (a gate may have lost its place since).  */
+static void
+count_gated (struct xp_ld_summary *s)
+{
+  for (uint32_t id = 1; id < edge_count; id++)
+    {
+      struct xp_ld_edge *e = xp_ld_edge (id);
+      struct cycle_found found;
+      if (e->gated && !e->reported && find_cycle (id, &found) == GATED_CYCLE)
+        {
+          s->gated++;
+          note_gate (s, e->gates[found.gate].class_id);
+        }
+    }
 }
 
 /* --- the entry points ---------------------------------------------------- */
@@ -471,7 +907,7 @@ class_slot (struct ld_thread *t, const void *lock)
   return &t->classes[((uintptr_t) lock >> 4) % CLASS_CACHE];
 }
 
-static uint64_t *
+static struct cached_order *
 order_slot (struct ld_thread *t, uint64_t order)
 {
   return &t->orders[(order * 0x9e3779b97f4a7c15u >> 56) % ORDER_CACHE];
@@ -494,14 +930,17 @@ orders_known (struct ld_thread *t, uint32_t c)
     if (t->held[i].class_id != c)
       {
         uint64_t key = order_key (t->held[i].class_id, c);
-        if (*order_slot (t, key) != key)
+        const struct cached_order *o = order_slot (t, key);
+        if (o->order != key
+            || (o->gates_sig != 0 && o->gates_sig != t->held[i].gates_sig))
           return false;
       }
   return true;
 }
 
 /* Under the lockdep lock: remember LOCK's class C, and the orders
-   taking it added.  */
+   taking it added, with the gates they were seen in unless they have
+   none left to lose.  */
 static void
 remember (struct ld_thread *t, const void *lock, uint32_t c, bool orders)
 {
@@ -512,7 +951,11 @@ remember (struct ld_thread *t, const void *lock, uint32_t c, bool orders)
     if (t->held[i].class_id != c)
       {
         uint64_t key = order_key (t->held[i].class_id, c);
-        *order_slot (t, key) = key;
+        uint32_t id = xp_addr_map_get (&edge_ids, key);
+        if (id != 0)
+          *order_slot (t, key) = (struct cached_order) {
+            key, xp_ld_edge (id)->gates_n == 0 ? 0 : t->held[i].gates_sig
+          };
       }
 }
 
@@ -546,19 +989,13 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
     {
       if (self_deadlock (again, flags))
         {
-          struct xp_ld_held h = { lock, c, flags, site };
+          struct xp_ld_held h = { lock, c, flags, site, 0 };
           report_count++;
           xp_ld_report_self (&h, t->held, t->depth);
         }
     }
-  else if (adds_orders (flags) && needs_edges (t, c))
-    {
-      struct xp_ld_stack stack;
-      capture_stack (&stack);
-      for (unsigned i = 0; i < t->depth; i++)
-        if (t->held[i].class_id != c)
-          add_edge (t, &t->held[i], lock, c, &stack);
-    }
+  else if (adds_orders (flags))
+    note_orders (t, lock, c);
   if (c != 0)
     remember (t, lock, c, again == NULL && adds_orders (flags));
   leave (t);
@@ -573,19 +1010,18 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
       uint32_t known = known_class (t, lock, flags);
       if (known != 0)
         {
-          t->held[t->depth++] = (struct xp_ld_held) { lock, known, flags,
-                                                      site };
+          put_held (t, lock, known, flags, site);
           return;
         }
     }
   t = enter ();
   if (t == NULL)
     return;
-  struct xp_ld_held h = { lock, class_of (lock, flags, site), flags, site };
-  if (h.class_id == 0 || !push_held (t, &h))
+  uint32_t c = class_of (lock, flags, site);
+  if (c == 0 || !push_held (t, lock, c, flags, site))
     out_of_memory ();
   else
-    remember (t, lock, h.class_id, false);
+    remember (t, lock, c, false);
   leave (t);
 }
 
@@ -604,24 +1040,20 @@ xp_lockdep_release (const void *lock)
         memmove (&t->held[i], &t->held[i + 1],
                  (t->depth - i - 1) * sizeof t->held[i]);
         t->depth--;
+        for (unsigned k = i; k < t->depth; k++)
+          t->held[k].gates_sig = gates_sig_at (t, k);
         return;
       }
 }
 
 /* The class of THREAD's end, from now on.  */
-/* Under the lockdep lock: the class of some lock changes.  */
-static void
-classes_change (void)
-{
-  xp_store_relaxed (&class_epoch, class_epoch + 1);
-}
-
 static uint32_t
 thread_end_class (const void *thread, const void *routine)
 {
+  notice_unloads ();
   classes_change ();
   uint32_t c = class_for_key (routine, XP_LD_THREAD_END, thread);
-  if (c == 0 || !xp_addr_map_put (&lock_classes, (uintptr_t) thread, c))
+  if (c == 0 || !give_class (thread, c))
     return 0;
   return c;
 }
@@ -643,9 +1075,8 @@ xp_lockdep_thread_start (const void *thread, const void *routine)
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
-  struct xp_ld_held h = { thread, thread_end_class (thread, routine), 0,
-                          NULL };
-  if (h.class_id == 0 || !push_held (t, &h))
+  uint32_t c = thread_end_class (thread, routine);
+  if (c == 0 || !push_held (t, thread, c, XP_LD_OWN_END, NULL))
     out_of_memory ();
   leave (t);
 }
@@ -702,11 +1133,12 @@ xp_lockdep_lock_init (const void *lock, unsigned flags, const void *site)
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
+  notice_unloads ();
   classes_change ();
   uint32_t c = instance_classes ? class_for_key (lock, XP_LD_INSTANCE, lock)
                                 : class_for_key (program_site (site),
                                                  XP_LD_INIT_SITE, lock);
-  if (c == 0 || !xp_addr_map_put (&lock_classes, (uintptr_t) lock, c))
+  if (c == 0 || !give_class (lock, c))
     out_of_memory ();
   stamp (lock, flags);
   leave (t);
@@ -723,11 +1155,32 @@ xp_lockdep_lock_destroy (const void *lock)
   leave (t);
 }
 
+/* The orders between classes still in use.  */
+static unsigned
+live_orders (void)
+{
+  unsigned n = 0;
+  for (uint32_t id = 1; id < edge_count; id++)
+    n += !xp_ld_class (xp_ld_edge (id)->from)->retired
+         && !xp_ld_class (xp_ld_edge (id)->to)->retired;
+  return n;
+}
+
 static void __attribute__ ((destructor))
 summary_at_exit (void)
 {
-  if (xp_lockdep_on)
-    xp_ld_report_summary (class_count - 1, edge_count - 1, report_count);
+  struct ld_thread *t = xp_lockdep_on ? enter () : NULL;
+  if (t == NULL)
+    return;
+  notice_unloads ();
+  struct xp_ld_summary s = { .classes = class_count - 1 - retired_count,
+                             .edges = live_orders (),
+                             .retired = retired_count };
+  count_gated (&s);
+  s.reports = report_count;
+  s.memory = xp_arena_in_use ();
+  xp_ld_report_summary (&s);
+  leave (t);
 }
 
 bool
