@@ -19,7 +19,9 @@
    Lockdep runs inside pthread_mutex_lock, maybe inside an allocator: it
    takes memory from the kernel (arena.c), never from malloc, and a
    thread that comes back into it from inside it (the unwinder of a
-   backtrace taking a lock) is let through unchecked.  Its tables are
+   backtrace taking a lock) is let through unchecked, as is the forking
+   thread while it holds the fork lock table (the fork handlers of other
+   libraries lock and initialise their mutexes then).  Its tables are
    under one internal lock, in the fork lock table.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
@@ -417,12 +419,13 @@ needs_edges (const struct ld_thread *t, uint32_t to)
 
 /* --- the entry points ---------------------------------------------------- */
 
-/* Enter lockdep; NULL when the thread is inside it already.  */
+/* Enter lockdep; NULL when the thread is inside it already, or holds
+   the fork lock table, ours among them (fork-locks.h).  */
 static struct ld_thread *
 enter (void)
 {
   struct ld_thread *t = ld_self;
-  if (t != NULL && t->inside)
+  if ((t != NULL && t->inside) || xp_fork_locks_mine)
     return NULL;
   xp_lock (&ld_lock);
   t = thread_state ();
