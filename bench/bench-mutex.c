@@ -24,6 +24,22 @@
    cond_pingpong_rate: two threads hand a token back and forth through a
    mutex and two condition variables; round trips per second.
 
+   -L runs the lock validator's set instead (bench/run lockdep runs it
+   with xpthread, with xpthread and XPTHREAD_LOCKDEP=1, with glibc, and
+   built with gcc -fsanitize=thread under TSan's deadlock detector), in
+   a process that keeps a second, idle thread (as -t): after a warm-up
+   that shows the validator every lock and every order the set takes,
+   each measured as wall and CPU time (the process's, all threads
+   together), median of -R runs:
+     uncontended_pair_ns, _cpu_ns: one thread, one default mutex, per
+       lock + unlock pair;
+     nested_pair_ns, _cpu_ns: one thread, a static mutex held while it
+       takes and releases the default mutex, per both pairs (an order
+       the validator has seen: the "lock chains" of a real program);
+     contended_T4_cs<ns>_s, _cpu_s: -N acquisitions (default 2000000)
+       shared by 4 threads as in the contended cells, cs 0 and 50 ns; a
+       fixed amount of work, so that both times are comparable.
+
    With -k KIND every metric name starts with "KIND_".  A C library
    without PTHREAD_MUTEX_ADAPTIVE_NP (musl) refuses -k adaptive.
 
@@ -34,7 +50,8 @@
    multi-threaded process.
 
    usage: bench-mutex [-k default|adaptive|errorcheck|recursive]
-                      [-s SECONDS] [-R ROUNDS] [-c T:NS]... [-u PAIRS [-t]]  */
+                      [-s SECONDS] [-R ROUNDS] [-c T:NS]... [-u PAIRS [-t]]
+                      [-L [-N OPS]]  */
 #include "bench.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -268,6 +285,139 @@ cond_pingpong_rate (long rounds)
   return rounds / (bench_now () - t0);
 }
 
+/* ---- -L: the lock validator's set ------------------------------------ */
+
+static pthread_mutex_t nest_outer = PTHREAD_MUTEX_INITIALIZER;
+
+/* CPU time of the whole process, all threads, in seconds.  */
+static double
+cpu_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+__attribute__ ((noinline)) static void
+nested_loop (long iterations)
+{
+  for (long i = 0; i < iterations; i++)
+    {
+      pthread_mutex_lock (&nest_outer);
+      pthread_mutex_lock (&shared.lock);
+      pthread_mutex_unlock (&shared.lock);
+      pthread_mutex_unlock (&nest_outer);
+    }
+}
+
+/* Runs LOOP (N) -R times; prints NAME_ns and NAME_cpu_ns, the medians of
+   wall and CPU nanoseconds per iteration.  */
+static void
+timed_loops (const char *name, void (*loop) (long), long n)
+{
+  double wall[MAX_ROUNDS], cpu[MAX_ROUNDS];
+  char metric[64];
+  loop (n / 16);                /* the warm-up */
+  for (int r = 0; r < rounds; r++)
+    {
+      double c0 = cpu_now (), t0 = bench_now ();
+      loop (n);
+      wall[r] = (bench_now () - t0) * 1e9 / n;
+      cpu[r] = (cpu_now () - c0) * 1e9 / n;
+    }
+  snprintf (metric, sizeof metric, "%s%s_ns", prefix, name);
+  bench_metric (metric, median (wall, rounds), "ns", 0);
+  snprintf (metric, sizeof metric, "%s%s_cpu_ns", prefix, name);
+  bench_metric (metric, median (cpu, rounds), "ns", 0);
+}
+
+struct fixed_contender
+{
+  pthread_t thread;
+  long cs_iters, iterations;
+};
+
+static void *
+contend_fixed (void *arg)
+{
+  struct fixed_contender *c = arg;
+  while (!atomic_load_explicit (&go, memory_order_acquire))
+    ;
+  for (long i = 0; i < c->iterations; i++)
+    {
+      pthread_mutex_lock (&shared.lock);
+      shared.protected_count++;
+      work (c->cs_iters);
+      pthread_mutex_unlock (&shared.lock);
+      work (20);
+    }
+  return NULL;
+}
+
+/* THREADS threads share OPS acquisitions; *WALL and *CPU get the
+   seconds the work took.  */
+static void
+run_fixed (int threads, int cs_ns, long ops, double *wall, double *cpu)
+{
+  struct fixed_contender c[threads];
+  atomic_store (&go, 0);
+  shared.protected_count = 0;
+  for (int i = 0; i < threads; i++)
+    {
+      c[i].cs_iters = (long) (cs_ns * iters_per_ns);
+      c[i].iterations = ops / threads;
+      int err = pthread_create (&c[i].thread, NULL, contend_fixed, &c[i]);
+      if (err != 0)
+        bench_fail ("pthread_create", err);
+    }
+  double c0 = cpu_now (), t0 = bench_now ();
+  atomic_store_explicit (&go, 1, memory_order_release);
+  for (int i = 0; i < threads; i++)
+    pthread_join (c[i].thread, NULL);
+  *wall = bench_now () - t0;
+  *cpu = cpu_now () - c0;
+  if (shared.protected_count != (unsigned long) (ops / threads * threads))
+    {
+      fprintf (stderr, "bench-mutex: -L T%d cs%d: %lu acquisitions counted, "
+               "%ld made: no mutual exclusion\n", threads, cs_ns,
+               shared.protected_count, ops / threads * threads);
+      exit (1);
+    }
+}
+
+static void *idle_thread (void *arg);
+
+static void
+lockdep_set (long ops)
+{
+  /* Lock chains matter in processes with threads, where the C library
+     cannot skip the atomic instructions of a lock as it may while the
+     process has only one thread: a second, idle thread throughout.  */
+  pthread_t idle;
+  int err = pthread_create (&idle, NULL, idle_thread, NULL);
+  if (err != 0)
+    bench_fail ("pthread_create", err);
+  timed_loops ("uncontended_pair", bench_uncontended_loop, 4000000);
+  timed_loops ("nested_pair", nested_loop, 2000000);
+  static const int cs[] = { 0, 50 };
+  double wall[2][MAX_ROUNDS], cpu[2][MAX_ROUNDS];
+  double w, t;
+  run_fixed (4, 0, ops / 16, &w, &t);           /* the warm-up */
+  for (int r = 0; r < rounds; r++)
+    for (int i = 0; i < 2; i++)
+      run_fixed (4, cs[i], ops, &wall[i][r], &cpu[i][r]);
+  for (int i = 0; i < 2; i++)
+    {
+      char name[64];
+      snprintf (name, sizeof name, "%scontended_T4_cs%d_s", prefix, cs[i]);
+      bench_metric (name, median (wall[i], rounds), "s", 0);
+      snprintf (name, sizeof name, "%scontended_T4_cs%d_cpu_s", prefix,
+                cs[i]);
+      bench_metric (name, median (cpu[i], rounds), "s", 0);
+    }
+  printf ("# check ops %ld\n", ops / 4 * 4);
+}
+
 static void *
 idle_thread (void *arg)
 {
@@ -280,7 +430,8 @@ static __attribute__ ((noreturn)) void
 usage (const char *prog)
 {
   fprintf (stderr, "usage: %s [-k default|adaptive|errorcheck|recursive] "
-           "[-s SECONDS] [-R ROUNDS] [-c THREADS:NS]... [-u PAIRS [-t]]\n",
+           "[-s SECONDS] [-R ROUNDS] [-c THREADS:NS]... [-u PAIRS [-t]] "
+           "[-L [-N OPS]]\n",
            prog);
   exit (2);
 }
@@ -291,10 +442,11 @@ main (int argc, char **argv)
   static struct cell cells[MAX_CELLS];
   int ncells = 0;
   long count_pairs = 0;
-  int idle = 0;
+  int idle = 0, lockdep = 0;
+  long ops = 2000000;
   int opt;
   pthread_mutexattr_init (&lock_attr);
-  while ((opt = getopt (argc, argv, "k:s:R:c:u:t")) != -1)
+  while ((opt = getopt (argc, argv, "k:s:R:c:u:tLN:")) != -1)
     if (opt == 'k')
       {
         static const struct { const char *name; int type; } kinds[] = {
@@ -344,6 +496,10 @@ main (int argc, char **argv)
       count_pairs = bench_count (argv[0], optarg);
     else if (opt == 't')
       idle = 1;
+    else if (opt == 'L')
+      lockdep = 1;
+    else if (opt == 'N')
+      ops = bench_count (argv[0], optarg);
     else
       usage (argv[0]);
   pthread_mutex_init (&shared.lock, &lock_attr);
@@ -358,6 +514,11 @@ main (int argc, char **argv)
     }
   bench_print_impl ();
   calibrate ();
+  if (lockdep)
+    {
+      lockdep_set (ops);
+      return 0;
+    }
   char name[64];
   int all = ncells == 0;
   if (all)

@@ -19,7 +19,9 @@
    Lockdep runs inside pthread_mutex_lock, maybe inside an allocator: it
    takes memory from the kernel (arena.c), never from malloc, and a
    thread that comes back into it from inside it (the unwinder of a
-   backtrace taking a lock) is let through unchecked.  Its tables are
+   backtrace taking a lock) is let through unchecked, as is the forking
+   thread while it holds the fork lock table (the fork handlers of other
+   libraries lock and initialise their mutexes then).  Its tables are
    under one internal lock, in the fork lock table.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
@@ -853,12 +855,13 @@ count_gated (struct xp_ld_summary *s)
 
 /* --- the entry points ---------------------------------------------------- */
 
-/* Enter lockdep; NULL when the thread is inside it already.  */
+/* Enter lockdep; NULL when the thread is inside it already, or holds
+   the fork lock table, ours among them (fork-locks.h).  */
 static struct ld_thread *
 enter (void)
 {
   struct ld_thread *t = ld_self;
-  if (t != NULL && t->inside)
+  if ((t != NULL && t->inside) || xp_fork_locks_mine)
     return NULL;
   xp_lock (&ld_lock);
   t = thread_state ();
@@ -913,8 +916,10 @@ order_slot (struct ld_thread *t, uint64_t order)
   return &t->orders[(order * 0x9e3779b97f4a7c15u >> 56) % ORDER_CACHE];
 }
 
-/* LOCK's class if the thread knows it, else 0.  */
-static uint32_t
+/* LOCK's class if the thread knows it, else 0.  Always inline: both
+   fast paths below test it, and a call would cost them more than the
+   test.  */
+static inline __attribute__ ((always_inline)) uint32_t
 known_class (struct ld_thread *t, const void *lock, unsigned flags)
 {
   const struct cached_class *k = class_slot (t, lock);
@@ -965,20 +970,14 @@ adds_orders (unsigned flags)
   return !((flags & XP_LD_READ) && (flags & XP_LD_READERS_SHARE));
 }
 
-void
-xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
+/* The entry points xp_lockdep_acquire and xp_lockdep_acquired are in
+   two parts: the fast path (a lock whose class and orders the thread
+   knows: no lock of lockdep's, no call), and the rest, out of line, so
+   that the fast path saves no registers for it.  */
+static __attribute__ ((noinline)) void
+acquire_slow (const void *lock, unsigned flags, const void *site)
 {
-  if (flags & XP_LD_TRY)
-    return;
-  struct ld_thread *t = ld_self;
-  if (t != NULL && !t->inside)
-    {
-      uint32_t known = known_class (t, lock, flags);
-      if (known != 0 && find_held (t, lock) == NULL
-          && (!adds_orders (flags) || orders_known (t, known)))
-        return;
-    }
-  t = enter ();
+  struct ld_thread *t = enter ();
   if (t == NULL)
     return;
   uint32_t c = class_of (lock, flags, site);
@@ -1002,6 +1001,36 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
 }
 
 void
+xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
+{
+  if (flags & XP_LD_TRY)
+    return;
+  struct ld_thread *t = ld_self;
+  if (t != NULL && !t->inside)
+    {
+      uint32_t known = known_class (t, lock, flags);
+      if (known != 0 && find_held (t, lock) == NULL
+          && (!adds_orders (flags) || orders_known (t, known)))
+        return;
+    }
+  acquire_slow (lock, flags, site);
+}
+
+static __attribute__ ((noinline)) void
+acquired_slow (const void *lock, unsigned flags, const void *site)
+{
+  struct ld_thread *t = enter ();
+  if (t == NULL)
+    return;
+  uint32_t c = class_of (lock, flags, site);
+  if (c == 0 || !push_held (t, lock, c, flags, site))
+    out_of_memory ();
+  else
+    remember (t, lock, c, false);
+  leave (t);
+}
+
+void
 xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
 {
   struct ld_thread *t = ld_self;
@@ -1014,15 +1043,7 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
           return;
         }
     }
-  t = enter ();
-  if (t == NULL)
-    return;
-  uint32_t c = class_of (lock, flags, site);
-  if (c == 0 || !push_held (t, lock, c, flags, site))
-    out_of_memory ();
-  else
-    remember (t, lock, c, false);
-  leave (t);
+  acquired_slow (lock, flags, site);
 }
 
 void
@@ -1033,8 +1054,15 @@ xp_lockdep_release (const void *lock)
     return;
   /* The thread's own list: no lock needed.  A lock this thread does not
      hold (taken before lockdep saw it, or a read lock another thread
-     took) is not on it.  */
-  for (unsigned i = t->depth; i-- > 0;)
+     took) is not on it.  Mostly the last one taken, which needs no
+     move.  */
+  unsigned depth = t->depth;
+  if (depth != 0 && t->held[depth - 1].lock == lock)
+    {
+      t->depth = depth - 1;
+      return;
+    }
+  for (unsigned i = depth; i-- > 0;)
     if (t->held[i].lock == lock)
       {
         memmove (&t->held[i], &t->held[i + 1],

@@ -88,4 +88,14 @@ XP_FORK_LOCKS (XP_FORK_DECLARE)
 void xp_fork_locks_take (void) XP_HIDDEN;
 void xp_fork_locks_release (void) XP_HIDDEN;
 
+/* True in the thread that holds the table (the forking one) from the
+   end of xp_fork_locks_take to the start of xp_fork_locks_release.  In
+   that time the fork handlers of others run in it (those registered
+   before ours, as jemalloc's, which takes all its mutexes in prepare and
+   initialises them again in the child), and their lock calls must not
+   wait for a lock of the table: the lock validator lets them through
+   unchecked.  */
+extern __thread bool xp_fork_locks_mine
+  __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
+
 #endif

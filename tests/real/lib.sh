@@ -14,7 +14,11 @@
 # the results and prints the time ratio xpthread/glibc.
 #
 # Environment: XP_LIB (the library to preload), XP_REAL_MODES (default
-# "raw hosted"), XP_REAL_SUMMARY (a file that gets one line per mode).
+# "raw hosted"), XP_REAL_SUMMARY (a file that gets one line per mode),
+# XP_REAL_LOCKDEP (a directory: the preloaded runs get XPTHREAD_LOCKDEP=1,
+# and the reports of every process of a run go to DIR/PROGRAM.MODE.log;
+# for looking at what lockdep says of real programs, tests/real/lockdep.sh
+# checks some of it).
 set -u
 export LC_ALL=C
 
@@ -83,7 +87,11 @@ real_env ()
   case $1 in
     glibc) XPENV=(env -u LD_PRELOAD -u XPTHREAD_MODE XPTHREAD_SHOW_MODE=1) ;;
     raw|hosted) XPENV=(env LD_PRELOAD="$XP_LIB" XPTHREAD_MODE="$1"
-                       XPTHREAD_SHOW_MODE=1) ;;
+                       XPTHREAD_SHOW_MODE=1)
+                if [ -n "${XP_REAL_LOCKDEP:-}" ]; then
+                  XPENV+=(XPTHREAD_LOCKDEP=1
+                          XPTHREAD_LOCKDEP_FILE="$XP_REAL_LOCKDEP/$real_name.$1.log")
+                fi ;;
     *) echo "$real_name: unknown mode $1" >&2; exit 99 ;;
   esac
 }
