@@ -2071,16 +2071,16 @@ END_TEST
 
 /* The spin policy is read from the environment at start-up, so the stress
    cases run again in a fresh copy of this program under other settings:
-   every waiter may spin (eight at once), for up to ten times longer, and
+   up to three waiters may spin on one lock, for up to ten times longer, and
    either looks at the word after every round or with gaps up to the
    largest allowed, or asks for a turn at once, or never.  */
 static const char *const spin_settings[][4] = {
   { "XPTHREAD_SPIN_BACKOFF=1", "XPTHREAD_SPIN_MAX=2000",
-    "XPTHREAD_SPINNERS=8", NULL },
+    "XPTHREAD_SPINNERS=3", NULL },
   { "XPTHREAD_SPIN_BACKOFF=1024", "XPTHREAD_SPIN_MAX=2000",
-    "XPTHREAD_SPINNERS=8", NULL },
+    "XPTHREAD_SPINNERS=3", NULL },
   { "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=2000",
-    "XPTHREAD_SPINNERS=8", NULL },
+    "XPTHREAD_SPINNERS=3", NULL },
   { "XPTHREAD_SPIN_TURN=0", NULL, NULL, NULL },
 };
 #define N_SPIN_SETTINGS \
@@ -2183,7 +2183,7 @@ END_TEST
 START_TEST (turn_when_asked)
 {
   static const char *const settings[] = {
-    "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=16000", "XPTHREAD_SPINNERS=8",
+    "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=16000", "XPTHREAD_SPINNERS=3",
   };
   int status = rerun_under (TURN_ONLY_ARG, settings);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,

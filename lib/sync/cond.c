@@ -135,22 +135,25 @@ await_go (struct xp_cond_waiter *w)
       xp_futex_wait (&w->go, GO_ASLEEP, true);
 }
 
-/* Spin read-only for the go within the spin policy's bound: the word is
-   the waiter's own, written once by its signaller, so looking at it costs
-   nobody else anything.  */
+/* Whether the waiter has its go; a spin's condition (spin_for_go).  */
+static bool
+signalled (void *waiter)
+{
+  return has_go (waiter);
+}
+
+/* Spin read-only for the go within the bound learnt from the calling
+   thread's recent waits: the go word is the waiter's own, written once
+   by its signaller, so looking at it costs nobody else anything, but a
+   spin that ends in a sleep anyway is CPU time lost to the program.  The
+   condition variable itself may be freed as soon as the go is given
+   (after a broadcast), so it keeps no spin state.  */
 static bool
 spin_for_go (struct xp_cond_waiter *w)
 {
-  if (!xp_spin_begin ())
-    return false;
-  bool signalled = false;
-  for (int n = 0; n < xp_spin_config.max_spins && !signalled; n++)
-    {
-      xp_cpu_relax ();
-      signalled = has_go (w);
-    }
-  xp_spin_end ();
-  return signalled;
+  struct xp_thread *self = xp_self_ptr;
+  return self != NULL
+         && xp_spin_until (&self->cond_spin_state, signalled, w, false);
 }
 
 static bool

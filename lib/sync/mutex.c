@@ -162,8 +162,8 @@ static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
-  if (xp_spin_for_word (&m->__data.__lock, 1, &m->__data.__spins,
-                        turn_hold (m, kind)))
+  if (xp_spin_for_word (&m->__data.__lock, 1, xp_mutex_spin_state (m),
+                        turn_hold (m, kind), 0))
     return 0;
   return sleep_for_word (m, kind, clock, abstime);
 }
@@ -494,9 +494,8 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
      (often in a wait of its own): spin the longest spin the policy
      allows, whatever the lock's estimate says, and leave the estimate to
      its lockers.  */
-  short relock_estimate = (short) xp_spin_config.max_spins;
-  if (!xp_spin_for_word (&m->__data.__lock, 2, &relock_estimate,
-                         turn_hold (m, kind)))
+  if (!xp_spin_for_word (&m->__data.__lock, 2, xp_mutex_spin_state (m),
+                         turn_hold (m, kind), xp_spin_config.max_spins))
     {
       int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
       if (err != 0)

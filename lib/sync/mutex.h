@@ -46,6 +46,14 @@ xp_mutex_private (int kind)
   return (kind & XP_MUTEX_PSHARED) == 0;
 }
 
+/* The mutex's spin state (spin-policy.h), in __spins, where glibc keeps
+   the spin estimate of its adaptive kind.  */
+static inline unsigned short *
+xp_mutex_spin_state (pthread_mutex_t *m)
+{
+  return (unsigned short *) &m->__data.__spins;
+}
+
 /* Lock after a condition wait: spin for it first (its holder is usually
    the signaller, about to release it); other waiters may be asleep on the
    word, so take it in the "waiters" state and let the unlock wake them.  The

@@ -487,51 +487,47 @@ release_writer (pthread_rwlock_t *rw)
     wake_readers (rw);
 }
 
-/* Spin read-only until ready (rw) or the bound, looking with growing gaps
-   as a mutex spinner does (spin-policy.h): each look takes the line from
-   the readers and writers that are inside; true if it got ready.  */
+/* The conditions a waiter spins for (spin_until), which take the lock
+   as a void pointer.  */
 static bool
-spin_until (pthread_rwlock_t *rw, bool (*ready) (pthread_rwlock_t *))
+reader_may_enter (void *lock)
 {
-  if (!xp_spin_begin ())
-    return false;
-  bool got_ready = false;
-  unsigned backoff = 1;
-  unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
-  for (int n = 0; n < xp_spin_config.max_spins;)
-    {
-      if (ready (rw))
-        {
-          got_ready = true;
-          break;
-        }
-      for (unsigned gap = xp_spin_gap (&backoff, &jitter); gap > 0; gap--)
-        {
-          xp_cpu_relax ();
-          n++;
-        }
-    }
-  xp_spin_end ();
-  return got_ready;
-}
-
-static bool
-reader_may_enter (pthread_rwlock_t *rw)
-{
+  pthread_rwlock_t *rw = lock;
   return admits_reader (xp_load_relaxed (state (rw)), prefers_writers (rw));
 }
 
 static bool
-no_reader_in_slots (pthread_rwlock_t *rw)
+no_reader_in_slots (void *lock)
 {
+  pthread_rwlock_t *rw = lock;
   return slots_empty (rw, slots_in_use (rw));
 }
 
 static bool
-writer_may_enter (pthread_rwlock_t *rw)
+writer_may_enter (void *lock)
 {
+  pthread_rwlock_t *rw = lock;
   return admits_writer (xp_load_relaxed (state (rw)))
          && no_reader_in_slots (rw);
+}
+
+/* The lock's spin state (spin-policy.h), in two bytes of __pad1, which
+   glibc leaves unused.  */
+static inline unsigned short *
+spin_state (pthread_rwlock_t *rw)
+{
+  return (unsigned short *) &rw->__data.__pad1[1];
+}
+_Static_assert (__builtin_offsetof (pthread_rwlock_t, __data.__pad1[1]) % 2
+                == 0, "the spin state must be aligned");
+
+/* Spin read-only until READY (rw) or the bound, looking with growing gaps
+   as a mutex spinner does (spin-policy.h): each look takes the line from
+   the readers and writers that are inside; true if it got ready.  */
+static bool
+spin_until (pthread_rwlock_t *rw, bool (*ready) (void *))
+{
+  return xp_spin_until (spin_state (rw), ready, rw, true);
 }
 
 /* The caller has just set WRITER in the lock word, which keeps new

@@ -88,24 +88,27 @@ sleep_while_empty (struct xp_sem *s, clockid_t clock,
   return 0;
 }
 
+/* Take a token if one is there; a spin's condition (spin_for_token).  */
+static bool
+token_taken (void *sem)
+{
+  struct xp_sem *s = sem;
+  return xp_load_relaxed (value_word (s)) != 0 && take_token (s);
+}
+
+/* The semaphore's spin state (spin-policy.h), in the low half of its
+   pad word, which glibc leaves unused.  */
+static inline unsigned short *
+spin_state (struct xp_sem *s)
+{
+  return (unsigned short *) &s->pad;
+}
+
 /* Spin read-only for a token within the spin policy's bound.  */
 static bool
 spin_for_token (struct xp_sem *s)
 {
-  if (!xp_spin_begin ())
-    return false;
-  bool taken = false;
-  for (int n = 0; n < xp_spin_config.max_spins; n++)
-    {
-      if (xp_load_relaxed (value_word (s)) != 0 && take_token (s))
-        {
-          taken = true;
-          break;
-        }
-      xp_cpu_relax ();
-    }
-  xp_spin_end ();
-  return taken;
+  return xp_spin_until (spin_state (s), token_taken, s, false);
 }
 
 static int
@@ -163,6 +166,7 @@ sem_init (sem_t *sem, int pshared, unsigned value)
   struct xp_sem *s = as_sem (sem);
   s->data.whole = value;
   s->private_ = pshared ? XP_SEM_SHARED : 0;
+  s->pad = 0;
   return 0;
 }
 XP_EXPORT (sem_init)

@@ -9,41 +9,97 @@
 struct xp_spin_config
 {
   int max_spins;      /* upper bound of one spin, in cpu_relax rounds */
-  int max_spinners;   /* threads allowed to spin at once; 0: never spin */
+  int per_lock;       /* threads allowed to spin on one lock; 0: never */
   int max_backoff;    /* largest gap between two looks at the word */
   int turn_after;     /* rounds before a spinner asks for a turn; 0: never */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
-extern int xp_spinners XP_HIDDEN;
 
 void xp_spin_policy_init (void) XP_HIDDEN;
 
-/* Take a spinning slot, or refuse: spinning is off, the caller runs a
-   realtime policy, or enough threads spin already to keep every other CPU
-   busy.  */
+/* A lock's spin state, one 16-bit word (a mutex's __spins, a field of
+   the object otherwise): the threads spinning on the lock now in the top
+   two bits, and in the low 14 bits the estimate of the cpu_relax rounds
+   its recent spins took (0 to max_spins, at most 16000).  An estimate
+   of max_spins says that spins on the lock have been failing: they do
+   not pay there, and only one contended acquisition in XP_SPIN_PROBE
+   spins, to find out whether they pay again.  */
+#define XP_SPIN_ESTIMATE_MASK 0x3fff
+#define XP_SPIN_ONE_SPINNER 0x4000
+#define XP_SPIN_SPINNERS_SHIFT 14
+#define XP_SPIN_PROBE 8
+
+/* Whether spinning is allowed to this thread at all: spinning is on, and
+   the thread does not run SCHED_FIFO or SCHED_RR, where a spinning
+   waiter can keep the owner off the CPU they share.  */
 static inline bool
-xp_spin_begin (void)
+xp_spin_allowed (void)
 {
-  if (xp_spin_config.max_spinners == 0)
+  if (xp_spin_config.per_lock == 0)
     return false;
   struct xp_thread *self = xp_self_ptr;
-  if (self != NULL && self->realtime)
-    return false;
-  if (xp_load_relaxed (&xp_spinners) >= xp_spin_config.max_spinners)
-    return false;
-  if (xp_fetch_add (&xp_spinners, 1) >= xp_spin_config.max_spinners)
-    {
-      xp_fetch_add (&xp_spinners, -1);
-      return false;
-    }
-  return true;
+  return self == NULL || !self->realtime;
 }
 
-static inline void
-xp_spin_end (void)
+/* Whether a lock whose spin state reads STATE is worth a spin now.  */
+static inline bool
+xp_spin_pays (unsigned state)
 {
-  xp_fetch_add (&xp_spinners, -1);
+  if ((int) (state & XP_SPIN_ESTIMATE_MASK) < xp_spin_config.max_spins)
+    return true;
+  struct xp_thread *self = xp_self_ptr;
+  return self != NULL && self->spin_probes++ % XP_SPIN_PROBE == 0;
+}
+
+/* Join the lock's spinners, or refuse: spinning is not allowed, enough
+   threads spin on this lock already, or spins here do not pay.  Returns
+   the estimate the lock had, or -1.  Spinners are counted per lock, not
+   per process: every waiter of a lock that cannot spin sleeps at once,
+   so that the lock's word has at most per_lock readers besides its
+   owner, and nothing process-wide is written on a lock path.  */
+static inline int
+xp_spin_join (unsigned short *state)
+{
+  if (!xp_spin_allowed ())
+    return -1;
+  unsigned short seen = xp_load_relaxed (state);
+  do
+    {
+      if ((seen >> XP_SPIN_SPINNERS_SHIFT) >= xp_spin_config.per_lock
+          || !xp_spin_pays (seen))
+        return -1;
+    }
+  while (!xp_cas (state, &seen,
+                  (unsigned short) (seen + XP_SPIN_ONE_SPINNER)));
+  return seen & XP_SPIN_ESTIMATE_MASK;
+}
+
+/* Leave the lock's spinners, setting its estimate to ESTIMATE.  */
+static inline void
+xp_spin_leave (unsigned short *state, int estimate)
+{
+  unsigned short seen = xp_load_relaxed (state);
+  unsigned short next;
+  do
+    next = (unsigned short) (((seen - XP_SPIN_ONE_SPINNER)
+                              & ~XP_SPIN_ESTIMATE_MASK) | estimate);
+  while (!xp_cas (state, &seen, next));
+}
+
+/* The estimate after a spin of N rounds that did (TAKEN) or did not get
+   the lock: successes pull it towards their length (weight 1/8) and
+   leave it under max_spins; failures push it half way to max_spins, so
+   that a lock whose spins keep failing reaches max_spins within a few
+   and stops spinning but for probes.  */
+static inline int
+xp_spin_learn (int estimate, int n, bool taken)
+{
+  int max = xp_spin_config.max_spins;
+  if (!taken)
+    return estimate + (max - estimate + 1) / 2;
+  int next = estimate + ((n - estimate) >> 3);
+  return next < max ? next : max - 1;
 }
 
 /* The rounds of cpu_relax before the next look at the word: a gap that
@@ -99,19 +155,23 @@ xp_turn_allowed (const short *hold)
 }
 
 /* Spin until *word reads 0 and is swapped to locked, within a bound
-   learnt per lock: *estimate follows the cpu_relax rounds recent spins on
-   the lock took (exponential average, weight 1/8), and a spin gives up
-   after twice that plus a margin.  Given a hold estimate (private
-   mutexes), a spinner still out of luck after turn_after rounds sets
-   XP_TURN_ASKED in the held word, asking the owner's unlock to leave it
-   the lock (mutex.c), then looks at every round for up to max_spins
-   more; if it gets the lock that way it marks it XP_TURN_TIMED.
-   Returns true when the lock was taken.  */
+   learnt per lock: the spin gives up after twice the lock's estimate
+   plus a margin, at most max_spins rounds, or exactly BOUND rounds when
+   BOUND is not 0 (then the estimate is left as it was).  Given a hold
+   estimate (private mutexes), a spinner still out of luck after
+   turn_after rounds sets XP_TURN_ASKED in the held word, asking the
+   owner's unlock to leave it the lock (mutex.c), then looks at every
+   round for up to max_spins more; if it gets the lock that way it marks
+   it XP_TURN_TIMED.  Returns true when the lock was taken; false also
+   when it may not spin (xp_spin_join).  */
 static inline bool
-xp_spin_acquire (int *word, int locked, short *estimate, short *hold)
+xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
+                  int bound)
 {
-  int est = xp_load_relaxed (estimate);
-  int limit = 2 * est + 10;
+  int est = xp_spin_join (state);
+  if (est < 0)
+    return false;
+  int limit = bound != 0 ? bound : 2 * est + 10;
   if (limit > xp_spin_config.max_spins)
     limit = xp_spin_config.max_spins;
   int ask_at = limit > xp_spin_config.turn_after && xp_turn_allowed (hold)
@@ -153,19 +213,38 @@ xp_spin_acquire (int *word, int locked, short *estimate, short *hold)
           n++;
         }
     }
-  xp_store_relaxed (estimate, (short) (est + ((n - est) >> 3)));
+  xp_spin_leave (state, bound != 0 ? est : xp_spin_learn (est, n, taken));
   return taken;
 }
 
-/* xp_spin_acquire within a spinning slot; false without one.  */
+/* Spin read-only until READY (ARG) holds (it may also take what it
+   waited for), within the bound learnt for the object whose spin state
+   is STATE, looking at every round or, with GAPS, with the gaps of
+   xp_spin_gap.  True if READY held; false also when the thread may not
+   spin (xp_spin_join).  */
 static inline bool
-xp_spin_for_word (int *word, int locked, short *estimate, short *hold)
+xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
+               bool gaps)
 {
-  if (!xp_spin_begin ())
+  int est = xp_spin_join (state);
+  if (est < 0)
     return false;
-  bool taken = xp_spin_acquire (word, locked, estimate, hold);
-  xp_spin_end ();
-  return taken;
+  int limit = 2 * est + 10;
+  if (limit > xp_spin_config.max_spins)
+    limit = xp_spin_config.max_spins;
+  bool done = false;
+  unsigned backoff = 1;
+  unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
+  int n = 0;
+  while (n < limit && !(done = ready (arg)))
+    for (unsigned gap = gaps ? xp_spin_gap (&backoff, &jitter) : 1; gap > 0;
+         gap--)
+      {
+        xp_cpu_relax ();
+        n++;
+      }
+  xp_spin_leave (state, xp_spin_learn (est, n, done));
+  return done;
 }
 
 #endif
