@@ -9,7 +9,8 @@
    mutex (or the kind given with -k), which has a cache line of its own;
    acquisitions per second, all threads together.  fairness_T<threads>_cs
    <ns> is the fewest acquisitions of any thread divided by the most (1 is
-   perfectly fair).  Every cell runs -R times for -s seconds, the rounds
+   perfectly fair), and cpu_T<threads>_cs<ns> the CPU time (user and
+   system, all threads) per acquisition, in ns.  Every cell runs -R times for -s seconds, the rounds
    interleaved (every cell once, then every cell again, ...) so that a
    burst of load elsewhere on the machine spreads over the cells; the
    metrics are the medians of the rounds, and a note gives each cell's
@@ -169,13 +170,13 @@ contend (void *arg)
   return NULL;
 }
 
-#define MAX_CELLS 16
+#define MAX_CELLS 32
 #define MAX_ROUNDS 100
 
 struct cell
 {
   int threads, cs_ns;
-  double rate[MAX_ROUNDS], fairness[MAX_ROUNDS];
+  double rate[MAX_ROUNDS], fairness[MAX_ROUNDS], cpu_ns[MAX_ROUNDS];
 };
 
 static pthread_mutexattr_t lock_attr;
@@ -197,6 +198,7 @@ run_cell (struct cell *cell, int round)
       if (err != 0)
         bench_fail ("pthread_create", err);
     }
+  double cpu0 = bench_cpu_seconds ();
   double t0 = bench_now ();
   atomic_store_explicit (&go, 1, memory_order_release);
   while (bench_now () - t0 < seconds_per_cell)
@@ -221,6 +223,8 @@ run_cell (struct cell *cell, int round)
       exit (1);
     }
   cell->rate[round] = total / elapsed;
+  cell->cpu_ns[round] = total > 0 ? (bench_cpu_seconds () - cpu0) * 1e9
+                                    / total : 0;
   cell->fairness[round] = most > 0 ? (double) least / most : 0;
 }
 
@@ -247,6 +251,9 @@ report_cell (struct cell *cell)
   snprintf (name, sizeof name, "%sfairness_T%d_cs%d", prefix,
             cell->threads, cell->cs_ns);
   bench_metric (name, median (cell->fairness, rounds), "min/max", 1);
+  snprintf (name, sizeof name, "%scpu_T%d_cs%d", prefix, cell->threads,
+            cell->cs_ns);
+  bench_metric (name, median (cell->cpu_ns, rounds), "ns", 0);
 }
 
 static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;

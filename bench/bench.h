@@ -34,6 +34,15 @@ bench_now (void)
   return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
+/* CPU time the whole process has used, user and system, in seconds.  */
+static inline double
+bench_cpu_seconds (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
 /* Print one result line.  */
 static inline void
 bench_metric (const char *name, double value, const char *unit, int higher)
