@@ -2191,6 +2191,141 @@ START_TEST (turn_when_asked)
 }
 END_TEST
 
+/* ---- the spin state ------------------------------------------------ */
+
+/* A private mutex's __spins is its spin state (spin-policy.h): the
+   threads spinning on it in the top two bits, below them the estimate of
+   its spins' length, whose bound (XPTHREAD_SPIN_MAX, 200 by default)
+   says that spins there keep failing.  */
+#define SPINNERS_SHIFT 14
+#define ESTIMATE_MASK 0x3fff
+#define DEFAULT_MAX_SPINS 200
+#define SPIN_ROUNDS 40
+
+static unsigned
+spin_state (pthread_mutex_t *m)
+{
+  return (unsigned short) __atomic_load_n (&m->__data.__spins,
+                                           __ATOMIC_RELAXED);
+}
+
+static int
+lock_word (pthread_mutex_t *m)
+{
+  return __atomic_load_n (&m->__data.__lock, __ATOMIC_RELAXED);
+}
+
+/* Spinning is on in this process: more than one usable CPU and no
+   XPTHREAD_SPIN* setting from outside.  */
+static bool
+spinning_expected (void)
+{
+  cpu_set_t cpus;
+  if (sched_getaffinity (0, sizeof cpus, &cpus) != 0 || CPU_COUNT (&cpus) < 2)
+    return false;
+  extern char **environ;
+  for (char **e = environ; *e != NULL; e++)
+    if (strncmp (*e, "XPTHREAD_SPIN", 13) == 0)
+      return false;
+  return true;
+}
+
+static void *
+lock_and_unlock (void *arg)
+{
+  ck_assert_int_eq (pthread_mutex_lock (arg), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (arg), 0);
+  return NULL;
+}
+
+/* One contended acquisition by a fresh thread (whose first wait on a
+   lock where spins fail is a probe, so it spins whatever the estimate).
+   RELEASE_EARLY: unlock as soon as the waiter spins, so that its spin
+   succeeds; else once it has stopped spinning, so that its spin fails.
+   Returns the highest number of spinners seen.  */
+static unsigned
+contended_once (pthread_mutex_t *m, bool release_early)
+{
+  ck_assert_int_eq (pthread_mutex_lock (m), 0);
+  pthread_t waiter;
+  ck_assert_int_eq (pthread_create (&waiter, NULL, lock_and_unlock, m), 0);
+  struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 2000);
+  unsigned most = 0, spinners = 0;
+  while (!time_reached (CLOCK_MONOTONIC, &deadline))
+    {
+      spinners = spin_state (m) >> SPINNERS_SHIFT;
+      most = spinners > most ? spinners : most;
+      if (release_early ? spinners > 0 : most > 0 && spinners == 0)
+        break;
+      if (most == 0 && (lock_word (m) & 2))
+        break;   /* asleep without a spin: the lock was not worth one */
+    }
+  ck_assert_int_eq (pthread_mutex_unlock (m), 0);
+  join_or_fail (waiter);
+  return most;
+}
+
+/* Spins that end in a sleep push the lock's estimate to the bound, where
+   its waiters stop spinning but for probes; one probe that gets the lock
+   brings it back under; no spinner is left counted.  */
+START_TEST (failing_spins_stop)
+{
+  if (!spinning_expected ())
+    return;
+  pthread_mutex_t m;
+  ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
+  int rounds = 0;
+  while ((spin_state (&m) & ESTIMATE_MASK) < DEFAULT_MAX_SPINS
+         && rounds++ < SPIN_ROUNDS)
+    contended_once (&m, false);
+  ck_assert_msg ((spin_state (&m) & ESTIMATE_MASK) == DEFAULT_MAX_SPINS,
+                 "estimate %u after %d failed spins",
+                 spin_state (&m) & ESTIMATE_MASK, rounds);
+  rounds = 0;
+  while ((spin_state (&m) & ESTIMATE_MASK) == DEFAULT_MAX_SPINS
+         && rounds++ < SPIN_ROUNDS)
+    contended_once (&m, true);
+  ck_assert_msg ((spin_state (&m) & ESTIMATE_MASK) < DEFAULT_MAX_SPINS,
+                 "estimate still at the bound after %d probes", rounds);
+  ck_assert_uint_eq (spin_state (&m) >> SPINNERS_SHIFT, 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
+#define CROWD 6
+
+/* However many threads wait, at most one spins on the lock (the
+   default); the rest sleep, and none is left counted.  */
+START_TEST (one_spinner_per_lock)
+{
+  if (!spinning_expected ())
+    return;
+  pthread_mutex_t m;
+  ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
+  unsigned most = 0;
+  for (int round = 0; round < 10; round++)
+    {
+      ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+      pthread_t t[CROWD];
+      for (int i = 0; i < CROWD; i++)
+        ck_assert_int_eq (pthread_create (&t[i], NULL, lock_and_unlock, &m),
+                          0);
+      struct timespec until = deadline_after_ms (CLOCK_MONOTONIC, 20);
+      while (!time_reached (CLOCK_MONOTONIC, &until))
+        {
+          unsigned spinners = spin_state (&m) >> SPINNERS_SHIFT;
+          most = spinners > most ? spinners : most;
+        }
+      ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+      for (int i = 0; i < CROWD; i++)
+        join_or_fail (t[i]);
+    }
+  ck_assert_uint_le (most, 1);
+  ck_assert_uint_eq (spin_state (&m) >> SPINNERS_SHIFT, 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
 /* ---- with a glibc process ------------------------------------------- */
 
 #ifndef XP_SYNC_PEER
@@ -2674,6 +2809,8 @@ main (int argc, char **argv)
   add_loop_case (s, "stress-spin-settings", stress_under_spin_settings,
                  N_SPIN_SETTINGS, 60);
   add_case (s, "turn", turn_when_asked, 60);
+  add_case (s, "spin-failing", failing_spins_stop, 30);
+  add_case (s, "spin-one-per-lock", one_spinner_per_lock, 30);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
   add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
                  30);

@@ -93,14 +93,10 @@ struct xp_thread
   /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
   bool realtime;
 
-  /* When the thread took a mutex by a turn (spin-policy.h), how many of
-     its spins have considered asking for one, and how many of its waits
-     found a lock whose spins do not pay (one in XP_SPIN_PROBE spins).  */
+  /* When the thread took a mutex by a turn (spin-policy.h), and how
+     many of its spins have considered asking for one.  */
   long turn_taken_ns;
   unsigned turn_considered;
-  unsigned spin_probes;
-  /* The spin state (spin-policy.h) of its condition variable waits.  */
-  unsigned short cond_spin_state;
 
   /* Read-write locks the thread holds for reading and for writing, as
      counted by rwlock.c: while it holds some for reading and none for

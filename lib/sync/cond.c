@@ -151,9 +151,7 @@ signalled (void *waiter)
 static bool
 spin_for_go (struct xp_cond_waiter *w)
 {
-  struct xp_thread *self = xp_self_ptr;
-  return self != NULL
-         && xp_spin_until (&self->cond_spin_state, signalled, w, false);
+  return xp_spin_until (&xp_cond_spin_state, signalled, w, false);
 }
 
 static bool

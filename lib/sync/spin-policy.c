@@ -73,6 +73,8 @@ _Static_assert (XP_MAX_PER_LOCK
                 "the spinners must fit their bits of the spin state");
 
 struct xp_spin_config xp_spin_config;
+__thread unsigned xp_spin_probes;
+__thread unsigned short xp_cond_spin_state;
 
 /* The jitter of a gap is masked with the gap, which must be a power of
    two.  */

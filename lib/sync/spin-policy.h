@@ -16,6 +16,14 @@ struct xp_spin_config
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
 
+/* Per thread, also in threads without a descriptor: how many of its
+   waits found a lock whose spins do not pay (one in XP_SPIN_PROBE spins
+   there), and the spin state of its condition variable waits.  */
+extern __thread unsigned xp_spin_probes
+  __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
+extern __thread unsigned short xp_cond_spin_state
+  __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
+
 void xp_spin_policy_init (void) XP_HIDDEN;
 
 /* A lock's spin state, one 16-bit word (a mutex's __spins, a field of
@@ -48,8 +56,7 @@ xp_spin_pays (unsigned state)
 {
   if ((int) (state & XP_SPIN_ESTIMATE_MASK) < xp_spin_config.max_spins)
     return true;
-  struct xp_thread *self = xp_self_ptr;
-  return self != NULL && self->spin_probes++ % XP_SPIN_PROBE == 0;
+  return xp_spin_probes++ % XP_SPIN_PROBE == 0;
 }
 
 /* Join the lock's spinners, or refuse: spinning is not allowed, enough
