@@ -2238,6 +2238,53 @@ lock_and_unlock (void *arg)
   return NULL;
 }
 
+struct waiter
+{
+  pthread_mutex_t *m;
+  int watched;
+};
+
+/* lock_and_unlock, once the holder watches: a spin lasts microseconds,
+   and pthread_create may return later than that after the thread
+   started.  */
+static void *
+lock_when_watched (void *arg)
+{
+  struct waiter *w = arg;
+  while (!__atomic_load_n (&w->watched, __ATOMIC_ACQUIRE))
+    ;
+  return lock_and_unlock (w->m);
+}
+
+/* Run the calling thread on the first usable CPU and return an
+   attribute for a thread on the second, so that a spinner never shares
+   its CPU with the holder it waits for.  */
+static pthread_attr_t
+on_two_cpus (void)
+{
+  static int cpu[2], n;   /* found before this thread is pinned */
+  cpu_set_t usable, one;
+  if (n == 0)
+    {
+      ck_assert_int_eq (sched_getaffinity (0, sizeof usable, &usable), 0);
+      for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET (c, &usable))
+          cpu[n++] = c;
+    }
+  ck_assert_int_eq (n, 2);
+  CPU_ZERO (&one);
+  CPU_SET (cpu[0], &one);
+  ck_assert_int_eq (pthread_setaffinity_np (pthread_self (), sizeof one,
+                                            &one), 0);
+  pthread_attr_t attr;
+  ck_assert_int_eq (pthread_attr_init (&attr), 0);
+  CPU_ZERO (&one);
+  CPU_SET (cpu[1], &one);
+  ck_assert_int_eq (pthread_attr_setaffinity_np (&attr, sizeof one, &one),
+                    0);
+  return attr;
+}
+
 /* One contended acquisition by a fresh thread (whose first wait on a
    lock where spins fail is a probe, so it spins whatever the estimate).
    RELEASE_EARLY: unlock as soon as the waiter spins, so that its spin
@@ -2246,10 +2293,15 @@ lock_and_unlock (void *arg)
 static unsigned
 contended_once (pthread_mutex_t *m, bool release_early)
 {
+  pthread_attr_t attr = on_two_cpus ();
   ck_assert_int_eq (pthread_mutex_lock (m), 0);
   pthread_t waiter;
-  ck_assert_int_eq (pthread_create (&waiter, NULL, lock_and_unlock, m), 0);
+  struct waiter w = { m, 0 };
+  ck_assert_int_eq (pthread_create (&waiter, &attr, lock_when_watched, &w),
+                    0);
+  ck_assert_int_eq (pthread_attr_destroy (&attr), 0);
   struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 2000);
+  __atomic_store_n (&w.watched, 1, __ATOMIC_RELEASE);
   unsigned most = 0, spinners = 0;
   while (!time_reached (CLOCK_MONOTONIC, &deadline))
     {
