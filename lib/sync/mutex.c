@@ -60,9 +60,6 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 
-/* cpu_relax rounds an unlock leaves the word free for the asker.  */
-#define XP_MUTEX_TURN_WAIT 64
-
 static inline void
 take_ownership (pthread_mutex_t *m, int kind, int tid)
 {
@@ -87,7 +84,8 @@ give_up_ownership (pthread_mutex_t *m, int kind)
 static void
 leave_turn (const int *word)
 {
-  for (int n = 0; n < XP_MUTEX_TURN_WAIT && xp_load_relaxed (word) == 0; n++)
+  for (int n = 0; n < xp_spin_config.turn_wait && xp_load_relaxed (word) == 0;
+       n++)
     xp_cpu_relax ();
 }
 

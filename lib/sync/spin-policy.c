@@ -44,25 +44,37 @@
    Tunable by environment (env.c), read once at start-up:
      XPTHREAD_SPIN=0             never spin: the one way to turn it off
      XPTHREAD_SPIN_MAX=<n>       upper bound of a spin, 1 to 16000 (default
-                                 200 rounds of cpu_relax, a few us)
+                                 about 5 us of cpu_relax rounds)
      XPTHREAD_SPINNERS=<n>       threads allowed to spin on one lock at
                                  once, 1 to 3 (default 1)
      XPTHREAD_SPIN_BACKOFF=<n>   largest gap between two looks, in rounds,
                                  1 to 1024, rounded down to a power of two
-                                 (default 64; 1: no gaps)
+                                 (default about 1.5 us; 1: no gaps)
      XPTHREAD_SPIN_TURN=<n>      rounds after which a mutex spinner may
-                                 ask for a turn, 0 to 16000 (default 64;
-                                 0: never)  */
+                                 ask for a turn, 0 to 16000 (default about
+                                 1.5 us; 0: never)
+   Rounds of cpu_relax last from a few to over 100 cycles, depending on
+   the CPU: the defaults are measured at start-up (a few microseconds) and
+   scaled to last as long as where they were tuned.  */
 #include "spin-policy.h"
 #include "env.h"
+#include <limits.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
+/* The defaults, in cpu_relax rounds of the CPU they were measured on,
+   where one round took XP_REFERENCE_ROUND_NS; elsewhere they are scaled
+   to last as long (a pause takes from a few to over 100 cycles,
+   depending on the CPU).  */
+#define XP_REFERENCE_ROUND_NS 24
 #define XP_DEFAULT_MAX_SPINS 200
 #define XP_MAX_MAX_SPINS 16000
 #define XP_DEFAULT_MAX_BACKOFF 64
 #define XP_MAX_MAX_BACKOFF 1024
 #define XP_DEFAULT_TURN_AFTER 64
+#define XP_DEFAULT_TURN_WAIT 64
+#define XP_CALIBRATION_ROUNDS 64
 #define XP_DEFAULT_PER_LOCK 1
 #define XP_MAX_PER_LOCK 3    /* what the spin state's two bits count */
 
@@ -100,18 +112,78 @@ usable_cpus (void)
   return cpus;
 }
 
+/* The default gap, scaled, must not halve for a calibration a little
+   slow: the nearest power of two.  */
+static int
+power_of_two_nearest (int n)
+{
+  int p = power_of_two_at_most (n);
+  return 2 * n >= 3 * p ? 2 * p : p;
+}
+
+static long
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Nanoseconds of XP_CALIBRATION_ROUNDS rounds of cpu_relax, the best of
+   three tries (a try the thread lost its CPU in reads long).  */
+static long
+calibration_ns (void)
+{
+  long best = LONG_MAX;
+  for (int try = 0; try < 3; try++)
+    {
+      long start = now_ns ();
+      for (int n = 0; n < XP_CALIBRATION_ROUNDS; n++)
+        xp_cpu_relax ();
+      long took = now_ns () - start;
+      if (took > 0 && took < best)
+        best = took;
+    }
+  return best;
+}
+
+/* ROUNDS of the reference CPU as rounds of this one, in [1, max].  */
+static long
+scaled (long rounds, long calibration, long max)
+{
+  long r = calibration == LONG_MAX ? rounds
+           : rounds * XP_REFERENCE_ROUND_NS * XP_CALIBRATION_ROUNDS
+             / calibration;
+  return r < 1 ? 1 : r > max ? max : r;
+}
+
 void
 xp_spin_policy_init (void)
 {
+  long calibration = calibration_ns ();
   /* The estimate has 14 bits: hence the bound of max_spins.  */
   xp_spin_config.max_spins = (int) xp_env_number (
-    "XPTHREAD_SPIN_MAX", XP_DEFAULT_MAX_SPINS, 1, XP_MAX_MAX_SPINS);
+    "XPTHREAD_SPIN_MAX",
+    scaled (XP_DEFAULT_MAX_SPINS, calibration, XP_MAX_MAX_SPINS), 1,
+    XP_MAX_MAX_SPINS);
   xp_spin_config.max_backoff = power_of_two_at_most ((int) xp_env_number (
-    "XPTHREAD_SPIN_BACKOFF", XP_DEFAULT_MAX_BACKOFF, 1, XP_MAX_MAX_BACKOFF));
+    "XPTHREAD_SPIN_BACKOFF", power_of_two_nearest ((int) scaled (
+      XP_DEFAULT_MAX_BACKOFF, calibration, XP_MAX_MAX_BACKOFF / 2)), 1,
+    XP_MAX_MAX_BACKOFF));
   xp_spin_config.turn_after = (int) xp_env_number (
-    "XPTHREAD_SPIN_TURN", XP_DEFAULT_TURN_AFTER, 0, XP_MAX_MAX_SPINS);
+    "XPTHREAD_SPIN_TURN",
+    scaled (XP_DEFAULT_TURN_AFTER, calibration, XP_MAX_MAX_SPINS), 0,
+    XP_MAX_MAX_SPINS);
+  xp_spin_config.turn_wait = (int) scaled (XP_DEFAULT_TURN_WAIT, calibration,
+                                           XP_MAX_MAX_SPINS);
   bool spin = xp_env_number ("XPTHREAD_SPIN", 1, 0, 1) != 0
               && usable_cpus () > 1;
   xp_spin_config.per_lock = spin ? (int) xp_env_number (
     "XPTHREAD_SPINNERS", XP_DEFAULT_PER_LOCK, 1, XP_MAX_PER_LOCK) : 0;
+  if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
+    xp_warn ("spin policy: %d per lock, at most %d rounds of %ld ns, gaps "
+             "up to %d, turns after %d", xp_spin_config.per_lock,
+             xp_spin_config.max_spins,
+             calibration == LONG_MAX ? 0 : calibration / XP_CALIBRATION_ROUNDS,
+             xp_spin_config.max_backoff, xp_spin_config.turn_after);
 }

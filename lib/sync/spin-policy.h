@@ -12,6 +12,7 @@ struct xp_spin_config
   int per_lock;       /* threads allowed to spin on one lock; 0: never */
   int max_backoff;    /* largest gap between two looks at the word */
   int turn_after;     /* rounds before a spinner asks for a turn; 0: never */
+  int turn_wait;      /* rounds an unlock leaves the word to the asker */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
