@@ -2316,8 +2316,8 @@ contended_once (pthread_mutex_t *m, bool release_early)
   return most;
 }
 
-/* Spins that end in a sleep push the lock's estimate up until it stays
-   (at the bound, where waiters stop spinning but for probes), each
+/* Spins that watch the lock held all along push its estimate up until it
+   stays (at the bound, where waiters stop spinning but for probes), each
    failure moving it half way there; one probe that gets the lock brings
    it back under; no spinner is left counted.  */
 START_TEST (failing_spins_stop)

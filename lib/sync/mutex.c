@@ -108,7 +108,7 @@ time_turn (short *hold)
 
 /* Returns 0, pthread_mutex_unlock's answer, so that it can be a tail
    call and the fast path needs no stack frame.  */
-static __attribute__ ((noinline)) int
+static __attribute__ ((noinline)) XP_HOT_PATH int
 after_contended_release (pthread_mutex_t *m, int old, bool private)
 {
   if (old & XP_TURN_TIMED)
@@ -141,7 +141,7 @@ turn_hold (pthread_mutex_t *m, int kind)
 }
 
 /* Sleep until the word is ours (left at 2).  */
-static int
+static XP_HOT_PATH int
 sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
                 const struct timespec *abstime)
 {
@@ -156,7 +156,7 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
-static __attribute__ ((noinline)) int
+static __attribute__ ((noinline)) XP_HOT_PATH int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
@@ -306,7 +306,7 @@ alone (void)
   return __libc_single_threaded != 0;
 }
 
-int
+XP_HOT_PATH int
 pthread_mutex_lock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
@@ -396,7 +396,7 @@ trylock (pthread_mutex_t *m, int kind)
   return 0;
 }
 
-int
+XP_HOT_PATH int
 pthread_mutex_trylock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
@@ -442,7 +442,7 @@ unlock_hooked (pthread_mutex_t *m, int kind)
   return unlock_slow (m, kind);
 }
 
-int
+XP_HOT_PATH int
 pthread_mutex_unlock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);

@@ -17,12 +17,15 @@
    - spins on this lock have been paying: each lock keeps an estimate of
      the cpu_relax rounds its recent spins took (__spins of a mutex, as
      glibc keeps for its adaptive kind), a spin gives up after twice that
-     plus 10 rounds, at most max_spins, and a spin that gives up pushes
-     the estimate half way to max_spins.  A lock at max_spins is one
-     whose waiters keep sleeping after their spin anyway (held long, or
-     released and retaken at once by its owner, or its owner off its
-     CPU): only one wait in XP_SPIN_PROBE spins there, and the first spin
-     that succeeds brings the estimate back under the bound;
+     plus 10 rounds, at most max_spins, and a spin that gives up having
+     seen the lock held all along pushes the estimate half way to
+     max_spins.  A lock at max_spins is one held longer than a spin (or
+     whose owner is off its CPU): only one wait in XP_SPIN_PROBE spins
+     there, and the first spin that sees it change hands brings the
+     estimate back under the bound.  A spin that saw the lock change
+     hands but lost it to another thread still paid: while a waiter
+     spins, the owner's unlock has nobody to wake, and sleeping waiters
+     make every unlock a system call;
    - the spin is read-only while the lock is held (a CAS only when the
      word reads 0), and the gap between two looks doubles from one round
      up to max_backoff rounds, with a random part, so that a lock held at

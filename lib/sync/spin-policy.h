@@ -31,8 +31,8 @@ void xp_spin_policy_init (void) XP_HIDDEN;
    the object otherwise): the threads spinning on the lock now in the top
    two bits, and in the low 14 bits the estimate of the cpu_relax rounds
    its recent spins took (0 to max_spins, at most 16000).  An estimate
-   of max_spins says that spins on the lock have been failing: they do
-   not pay there, and only one contended acquisition in XP_SPIN_PROBE
+   of max_spins says that spins on the lock have been in vain, the lock
+   held all along: they do not pay there, and only one contended acquisition in XP_SPIN_PROBE
    spins, to find out whether they pay again.  */
 #define XP_SPIN_ESTIMATE_MASK 0x3fff
 #define XP_SPIN_ONE_SPINNER 0x4000
@@ -95,16 +95,19 @@ xp_spin_leave (unsigned short *state, int estimate)
   while (!xp_cas (state, &seen, next));
 }
 
-/* The estimate after a spin of N rounds that did (TAKEN) or did not get
-   the lock: successes pull it towards their length (weight 1/8) and
-   leave it under max_spins; failures push it half way to max_spins, so
-   that a lock whose spins keep failing reaches max_spins within a few
-   and stops spinning but for probes.  */
+/* The estimate after a spin of N rounds.  A spin that watched the lock
+   held all along, without getting it (IN_VAIN), pushes the estimate half
+   way to max_spins, so that a lock whose spins keep meeting holds longer
+   than a spin (or an owner off its CPU) reaches max_spins within a few
+   and stops spinning but for probes.  Any other spin pulls it towards
+   its length (weight 1/8), under max_spins: a spinner that saw the lock
+   change hands keeps its waiters awake and the owner's unlock cheap (no
+   wake to make) even when it lost the race.  */
 static inline int
-xp_spin_learn (int estimate, int n, bool taken)
+xp_spin_learn (int estimate, int n, bool in_vain)
 {
   int max = xp_spin_config.max_spins;
-  if (!taken)
+  if (in_vain)
     return estimate + (max - estimate + 1) / 2;
   int next = estimate + ((n - estimate) >> 3);
   return next < max ? next : max - 1;
@@ -186,12 +189,15 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
                ? xp_spin_config.turn_after : INT_MAX;
   int n = 0;
   bool taken = false, asked = false;
+  int first = xp_load_relaxed (word);
+  bool changed = false;
   unsigned backoff = 1;
   /* Seeded from the caller's stack address, different in every thread.  */
   unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
   while (n < limit)
     {
       int seen = xp_load_relaxed (word);
+      changed |= seen != first;
       if (seen == 0)
         {
           int expected = 0;
@@ -221,7 +227,8 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
           n++;
         }
     }
-  xp_spin_leave (state, bound != 0 ? est : xp_spin_learn (est, n, taken));
+  xp_spin_leave (state, bound != 0 ? est
+                                   : xp_spin_learn (est, n, !taken && !changed));
   return taken;
 }
 
@@ -229,7 +236,8 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
    waited for), within the bound learnt for the object whose spin state
    is STATE, looking at every round or, with GAPS, with the gaps of
    xp_spin_gap.  True if READY held; false also when the thread may not
-   spin (xp_spin_join).  */
+   spin (xp_spin_join).  Every spin that ends without READY counts as one
+   in vain.  */
 static inline bool
 xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
                bool gaps)
@@ -251,7 +259,7 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
         xp_cpu_relax ();
         n++;
       }
-  xp_spin_leave (state, xp_spin_learn (est, n, done));
+  xp_spin_leave (state, xp_spin_learn (est, n, !done));
   return done;
 }
 
