@@ -233,11 +233,13 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
 }
 
 /* Spin read-only until READY (ARG) holds (it may also take what it
-   waited for), within the bound learnt for the object whose spin state
-   is STATE, looking at every round or, with GAPS, with the gaps of
+   waited for), for up to max_spins rounds, on the object whose spin
+   state is STATE, looking at every round or, with GAPS, with the gaps of
    xp_spin_gap.  True if READY held; false also when the thread may not
    spin (xp_spin_join).  Every spin that ends without READY counts as one
-   in vain.  */
+   in vain.  The bound is not learnt: what these waits wait for (a post,
+   a signal, a writer's exit) comes when another thread gets round to it,
+   so the length of the last successes says little about the next.  */
 static inline bool
 xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
                bool gaps)
@@ -245,9 +247,7 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
   int est = xp_spin_join (state);
   if (est < 0)
     return false;
-  int limit = 2 * est + 10;
-  if (limit > xp_spin_config.max_spins)
-    limit = xp_spin_config.max_spins;
+  int limit = xp_spin_config.max_spins;
   bool done = false;
   unsigned backoff = 1;
   unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
