@@ -30,7 +30,6 @@
 #include "env.h"
 #include "fork-locks.h"
 #include "thread.h"
-#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -240,43 +239,6 @@ push_held (struct ld_thread *t, const void *lock, uint32_t c,
   return true;
 }
 
-struct stack_walk
-{
-  struct xp_ld_stack *stack;
-  bool in_xpthread;         /* still in the frames of xpthread's own */
-};
-
-static bool
-in_xpthread (const void *pc)
-{
-  Dl_info info, own;
-  return dladdr (pc, &info) != 0 && dladdr ((void *) in_xpthread, &own) != 0
-         && info.dli_fbase == own.dli_fbase;
-}
-
-/* Records the frames from the first one outside xpthread on.  */
-static _Unwind_Reason_Code
-record_frame (struct _Unwind_Context *context, void *arg)
-{
-  struct stack_walk *walk = arg;
-  void *pc = (void *) _Unwind_GetIP (context);
-  if (pc == NULL || walk->stack->depth == XP_LD_STACK_DEPTH)
-    return _URC_END_OF_STACK;
-  if (walk->in_xpthread && in_xpthread (pc))
-    return _URC_NO_REASON;
-  walk->in_xpthread = false;
-  walk->stack->pc[walk->stack->depth++] = pc;
-  return _URC_NO_REASON;
-}
-
-static void
-capture_stack (struct xp_ld_stack *stack)
-{
-  struct stack_walk walk = { stack, true };
-  stack->depth = 0;
-  _Unwind_Backtrace (record_frame, &walk);
-}
-
 /* --- classes ------------------------------------------------------------- */
 
 /* Under the lockdep lock: the class of some lock changes.  */
@@ -311,9 +273,17 @@ class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
    dynamic linker counts loads and unloads; lockdep reads the counts on
    the slow paths that look up classes and, when they moved, compares
    the objects loaded now with those it saw last.  */
+enum object_role
+{
+  OTHER_OBJECT,
+  WRAPPER_OBJECT,           /* libstdc++: its lock calls are the program's */
+  OWN_OBJECT                /* xpthread */
+};
+
 struct object_range
 {
   uintptr_t start, end;
+  enum object_role role;
 };
 
 struct objects
@@ -343,7 +313,7 @@ static int
 add_object (struct dl_phdr_info *info, size_t size, void *arg)
 {
   struct objects *objects = arg;
-  struct object_range r = { UINTPTR_MAX, 0 };
+  struct object_range r = { UINTPTR_MAX, 0, OTHER_OBJECT };
   (void) size;
   for (unsigned i = 0; i < info->dlpi_phnum; i++)
     if (info->dlpi_phdr[i].p_type == PT_LOAD)
@@ -357,6 +327,12 @@ add_object (struct dl_phdr_info *info, size_t size, void *arg)
                                        objects->n + 1, sizeof r);
   if (r.end == 0 || more == NULL)
     return 0;
+  uintptr_t own = (uintptr_t) add_object;
+  if (own >= r.start && own < r.end)
+    r.role = OWN_OBJECT;
+  else if (info->dlpi_name != NULL
+           && strstr (info->dlpi_name, "libstdc++") != NULL)
+    r.role = WRAPPER_OBJECT;
   objects->ranges = more;
   objects->ranges[objects->n++] = r;
   return 0;
@@ -419,15 +395,67 @@ notice_unloads (void)
   seen_subs = counts[1];
 }
 
+/* Where an address lies, from the objects seen last, not dladdr: that
+   takes the dynamic linker's load lock, which a thread in dlopen holds
+   while the object's constructors run, and they may take locks, which
+   wait for lockdep's.  */
+static const struct object_range *
+object_of (const void *addr)
+{
+  for (size_t i = 0; i < seen_objects.n; i++)
+    if ((uintptr_t) addr >= seen_objects.ranges[i].start
+        && (uintptr_t) addr < seen_objects.ranges[i].end)
+      return &seen_objects.ranges[i];
+  return NULL;
+}
+
+static bool
+in_xpthread (const void *pc)
+{
+  const struct object_range *r = object_of (pc);
+  return r != NULL && r->role == OWN_OBJECT;
+}
+
+struct stack_walk
+{
+  struct xp_ld_stack *stack;
+  bool in_xpthread;         /* still in the frames of xpthread's own */
+};
+
+/* Records the frames from the first one outside xpthread on.  */
+static _Unwind_Reason_Code
+record_frame (struct _Unwind_Context *context, void *arg)
+{
+  struct stack_walk *walk = arg;
+  void *pc = (void *) _Unwind_GetIP (context);
+  if (pc == NULL || walk->stack->depth == XP_LD_STACK_DEPTH)
+    return _URC_END_OF_STACK;
+  if (walk->in_xpthread && in_xpthread (pc))
+    return _URC_NO_REASON;
+  walk->in_xpthread = false;
+  walk->stack->pc[walk->stack->depth++] = pc;
+  return _URC_NO_REASON;
+}
+
+/* Under the lockdep lock, after notice_unloads: the frames' objects are
+   looked up in its table.  The unwinder finds frames with glibc's
+   _dl_find_object, which takes no lock, or dl_iterate_phdr, whose lock
+   no constructor runs under.  */
+static void
+capture_stack (struct xp_ld_stack *stack)
+{
+  struct stack_walk walk = { stack, true };
+  stack->depth = 0;
+  _Unwind_Backtrace (record_frame, &walk);
+}
+
 /* Is PC in xpthread or in a library that wraps its locks (libstdc++),
    whose callers are the sites that tell locks apart?  */
 static bool
 in_wrapper (const void *pc)
 {
-  Dl_info info;
-  return in_xpthread (pc)
-         || (dladdr (pc, &info) != 0 && info.dli_fname != NULL
-             && strstr (info.dli_fname, "libstdc++") != NULL);
+  const struct object_range *r = object_of (pc);
+  return r != NULL && r->role != OTHER_OBJECT;
 }
 
 /* SITE, or when it lies in a wrapper (C11's mtx_lock, a libstdc++
@@ -449,8 +477,7 @@ program_site (const void *site)
 static bool
 is_static (const void *lock)
 {
-  Dl_info info;
-  return dladdr (lock, &info) != 0;
+  return object_of (lock) != NULL;
 }
 
 /* Memory of a lock that was never destroyed (a std::mutex) may be freed
