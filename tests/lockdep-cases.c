@@ -24,6 +24,8 @@ static pthread_mutex_t forks[5] = {
   PTHREAD_MUTEX_INITIALIZER
 };
 static pthread_rwlock_t table = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t wp_table
+  = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 /* Not inlined, so that reports name it with any compiler.  */
 static __attribute__ ((noinline)) void
@@ -184,26 +186,81 @@ trylock_inversion (void)
 /* Not reported: readers of glibc's default rwlock never wait for
    readers, so read-read orders are no deadlock.  */
 static void *
-read_then_lock (void *arg)
+read_then_lock (void *rw)
 {
-  (void) arg;
-  pthread_rwlock_rdlock (&table); /* line:reader-table */
+  pthread_rwlock_rdlock (rw); /* line:reader-table */
   pthread_mutex_lock (&lock_a); /* line:reader-lock-a */
   pthread_mutex_unlock (&lock_a);
-  pthread_rwlock_unlock (&table);
+  pthread_rwlock_unlock (rw);
   return NULL;
+}
+
+static void
+in_a_thread (void *(*routine) (void *), pthread_rwlock_t *rw)
+{
+  pthread_t t;
+  pthread_create (&t, NULL, routine, rw);
+  pthread_join (t, NULL);
+}
+
+/* Not inlined, so that reports name it with any compiler.  */
+static __attribute__ ((noinline)) void
+lock_then_read (pthread_rwlock_t *rw)
+{
+  pthread_mutex_lock (&lock_a); /* line:lock-a-then-read */
+  pthread_rwlock_rdlock (rw); /* line:read-after-lock-a */
+  pthread_rwlock_unlock (rw);
+  pthread_mutex_unlock (&lock_a);
+}
+
+/* In a thread of its own, ROUTINE (RW), then lock_a and a read lock of
+   RW.  */
+static void
+lock_then_read_after (void *(*routine) (void *), pthread_rwlock_t *rw)
+{
+  in_a_thread (routine, rw);
+  lock_then_read (rw);
 }
 
 static void
 readers_share (void)
 {
-  pthread_t t;
-  pthread_create (&t, NULL, read_then_lock, NULL);
-  pthread_join (t, NULL);
-  pthread_mutex_lock (&lock_a);
-  pthread_rwlock_rdlock (&table);
-  pthread_rwlock_unlock (&table);
+  lock_then_read_after (read_then_lock, &table);
+}
+
+/* The same orders seen the other way round: the cycle closes at the
+   other end of the recursive read.  */
+static void
+readers_share_reversed (void)
+{
+  lock_then_read (&table);
+  in_a_thread (read_then_lock, &table);
+}
+
+/* Reported: with a writer-preferring rwlock the read behind lock_a
+   waits for a writer that waits for the first reader, which waits for
+   lock_a.  */
+static void
+writer_preferring_readers (void)
+{
+  lock_then_read_after (read_then_lock, &wp_table);
+}
+
+/* Reported: a reader waits for the writer, which waits for lock_a.  */
+static void *
+write_then_lock (void *rw)
+{
+  pthread_rwlock_wrlock (rw); /* line:writer-first */
+  pthread_mutex_lock (&lock_a); /* line:writer-then-lock-a */
   pthread_mutex_unlock (&lock_a);
+  pthread_rwlock_unlock (rw);
+  return NULL;
+}
+
+static void
+reader_against_writer (void)
+{
+  lock_then_read_after (write_then_lock, &table);
 }
 
 /* Reported: a writer waits for the reader, which waits for lock_a.  */
@@ -211,7 +268,7 @@ static void
 writer_against_reader (void)
 {
   pthread_t t;
-  pthread_create (&t, NULL, read_then_lock, NULL);
+  pthread_create (&t, NULL, read_then_lock, &table);
   pthread_join (t, NULL);
   pthread_mutex_lock (&lock_a); /* line:writer-lock-a */
   pthread_rwlock_wrlock (&table); /* line:writer-table */
@@ -435,7 +492,10 @@ static const struct
   { "errorcheck-recursive", errorcheck_and_recursive },
   { "trylock-inversion", trylock_inversion },
   { "readers-share", readers_share },
+  { "readers-share-reversed", readers_share_reversed },
   { "writer-against-reader", writer_against_reader },
+  { "reader-against-writer", reader_against_writer },
+  { "writer-preferring-readers", writer_preferring_readers },
   { "reinit-opposite-order", reinit_opposite_order },
   { "objects-of-a-kind", objects_of_a_kind },
   { "writer-preferring-read-twice", writer_preferring_read_twice },

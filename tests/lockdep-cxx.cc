@@ -84,6 +84,22 @@ static_member ()
   std::thread (enrol).join ();
 }
 
+static __attribute__ ((noinline)) void
+look_up ()
+{
+  std::lock_guard<std::mutex> hold (account::registry); /* line:cxx-lu-reg */
+  std::shared_lock<std::shared_mutex> read (table); /* line:cxx-lu-table */
+}
+
+// Reported: a reader of the std::shared_mutex waits for its writer,
+// which waits for the static member the reader holds.
+static void
+shared_reader ()
+{
+  std::thread (reindex).join ();
+  std::thread (look_up).join ();
+}
+
 static const struct
 {
   const char *name;
@@ -91,6 +107,7 @@ static const struct
 } cases[] = {
   { "account-members", account_members },
   { "static-member", static_member },
+  { "shared-reader", shared_reader },
 };
 
 int

@@ -226,7 +226,50 @@ thread TID is taking ADDR, table (PROG)
        in thread TID, which held the first (taken at writer_against_reader+OFF (PROG, lockdep-cases.c:@writer-lock-a@)) and took the second
         at writer_against_reader+OFF (PROG, lockdep-cases.c:@writer-table@)
 
-xpthread lockdep: 3 lock classes, 3 lock orders, 1 report
+xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
+END
+
+# A reader of the default rwlock shares it with readers but waits for a
+# writer that holds it.
+run reader-against-writer reader-against-writer
+expect reader-against-writer <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, table (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at lock_then_read+OFF (PROG, lockdep-cases.c:@lock-a-then-read@)
+  the orders, each seen in a run of the program:
+    1. table (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first (taken at write_then_lock+OFF (PROG, lockdep-cases.c:@writer-first@)) and took the second
+        at write_then_lock+OFF (PROG, lockdep-cases.c:@writer-then-lock-a@)
+    2. lock_a (PROG)
+       before table (PROG)
+       in thread TID, which held the first (taken at lock_then_read+OFF (PROG, lockdep-cases.c:@lock-a-then-read@)) and took the second for reading
+        at lock_then_read+OFF (PROG, lockdep-cases.c:@read-after-lock-a@)
+
+xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
+END
+
+# The read-read orders that readers-share (below) takes on the default
+# rwlock, on a writer-preferring one: a writer that waits for the first
+# reader holds back the second.
+run writer-preferring-readers writer-preferring-readers
+expect writer-preferring-readers <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, wp_table (PROG)
+  it holds 1 lock:
+    #0 ADDR, lock_a (PROG), taken at lock_then_read+OFF (PROG, lockdep-cases.c:@lock-a-then-read@)
+  the orders, each seen in a run of the program:
+    1. wp_table (PROG)
+       before lock_a (PROG)
+       in thread TID, which held the first for reading (taken at read_then_lock+OFF (PROG, lockdep-cases.c:@reader-table@)) and took the second
+        at read_then_lock+OFF (PROG, lockdep-cases.c:@reader-lock-a@)
+    2. lock_a (PROG)
+       before wp_table (PROG)
+       in thread TID, which held the first (taken at lock_then_read+OFF (PROG, lockdep-cases.c:@lock-a-then-read@)) and took the second for reading
+        at lock_then_read+OFF (PROG, lockdep-cases.c:@read-after-lock-a@)
+
+xpthread lockdep: 3 lock classes, 4 lock orders, 1 report
 END
 
 run objects-of-a-kind objects-of-a-kind
@@ -293,7 +336,8 @@ expect objects-as-instances <<< "xpthread lockdep: 5 lock classes, 6 lock orders
 
 no_report errorcheck-recursive "2 lock classes, 0 lock orders, 0 reports"
 no_report trylock-inversion "2 lock classes, 1 lock order, 0 reports"
-no_report readers-share "3 lock classes, 2 lock orders, 0 reports"
+no_report readers-share "3 lock classes, 4 lock orders, 0 reports"
+no_report readers-share-reversed "3 lock classes, 4 lock orders, 0 reports"
 no_report reused-memory "3 lock classes, 2 lock orders, 0 reports"
 if grep -q 'not reused' "$tmp/reused-memory.raw.out"; then
   echo "FAIL: reused-memory: malloc gave other memory; the case proves nothing"
@@ -347,6 +391,26 @@ thread TID is taking ADDR, table (PROG)
         at enrol()+OFF (PROG, lockdep-cxx.cc:@cxx-en-table@)
 
 END
+
+# The same with a std::shared_lock: a reader waits for the writer.
+run shared-reader shared-reader
+without_summary shared-reader
+expect shared-reader <<'END'
+xpthread lockdep: possible deadlock: a cycle of 2 lock orders
+thread TID is taking ADDR, table (PROG)
+  it holds 1 lock:
+    #0 ADDR, account::registry (PROG), taken at look_up()+OFF (PROG, lockdep-cxx.cc:@cxx-lu-reg@)
+  the orders, each seen in a run of the program:
+    1. table (PROG)
+       before account::registry (PROG)
+       in thread TID, which held the first (taken at reindex()+OFF (PROG, lockdep-cxx.cc:@cxx-re-table@)) and took the second
+        at reindex()+OFF (PROG, lockdep-cxx.cc:@cxx-re-reg@)
+    2. account::registry (PROG)
+       before table (PROG)
+       in thread TID, which held the first (taken at look_up()+OFF (PROG, lockdep-cxx.cc:@cxx-lu-reg@)) and took the second for reading
+        at look_up()+OFF (PROG, lockdep-cxx.cc:@cxx-lu-table@)
+
+END
 programs lockdep-cases
 
 # XPTHREAD_LOCKDEP_FILE takes the reports; =abort stops the program after
@@ -356,25 +420,35 @@ env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=1 XPTHREAD_LOCKDEP_FILE="$tmp/file" \
 if ! grep -q '^xpthread lockdep: possible deadlock' "$tmp/file" || [ -s "$tmp/file.err" ]; then
   echo "FAIL: XPTHREAD_LOCKDEP_FILE: the report did not go to the file alone"; fail=1
 fi
-# In the file, each report is followed by its JSON line.
-env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=1 XPTHREAD_LOCKDEP_FILE="$tmp/file" \
-  "$plain" join-while-holding > /dev/null 2>&1
+# In the file, each report is followed by its JSON line; each order has
+# its kind in the kernel's notation (EN for -(EN)->), which agrees with
+# first_for_reading.
+for case in join-while-holding reader-against-writer; do
+  env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=1 XPTHREAD_LOCKDEP_FILE="$tmp/file" \
+    "$plain" $case > /dev/null 2>&1
+done
 json=$(python3 - "$tmp/file" <<'PYTHON'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+def order(e):
+    if e["first_for_reading"] != (e["dependency"][0] == "S"):
+        return "first_for_reading against the dependency"
+    read = " for reading" if e["second_for_reading"] else ""
+    return e["first"] + " -(" + e["dependency"] + ")-> " + e["second"] + read
 for o in lines:
     if o["report"] == "cycle":
-        print("cycle", " | ".join(e["first"] + " > " + e["second"]
-                                  for e in o["orders"]),
+        print("cycle", " | ".join(order(e) for e in o["orders"]),
               "| held", " ".join(h["class"] for h in o["held"]))
     elif o["report"] == "summary":
         print("summary", o["classes"], o["orders"], o["reports"])
 PYTHON
 )
-want="cycle lock_a (lockdep-cases) > lock_b (lockdep-cases) | lock_b (lockdep-cases) > lock_a (lockdep-cases) | held lock_b (lockdep-cases)
+want="cycle lock_a (lockdep-cases) -(EN)-> lock_b (lockdep-cases) | lock_b (lockdep-cases) -(EN)-> lock_a (lockdep-cases) | held lock_b (lockdep-cases)
 summary 3 4 1
-cycle the end of the threads running worker (lockdep-cases) > lock_a (lockdep-cases) | lock_a (lockdep-cases) > the end of the threads running worker (lockdep-cases) | held lock_a (lockdep-cases)
-summary 2 2 1"
+cycle the end of the threads running worker (lockdep-cases) -(EN)-> lock_a (lockdep-cases) | lock_a (lockdep-cases) -(EN)-> the end of the threads running worker (lockdep-cases) | held lock_a (lockdep-cases)
+summary 2 2 1
+cycle table (lockdep-cases) -(EN)-> lock_a (lockdep-cases) | lock_a (lockdep-cases) -(ER)-> table (lockdep-cases) for reading | held lock_a (lockdep-cases)
+summary 3 4 1"
 if [ "$json" != "$want" ]; then
   echo "FAIL: the JSON lines of the file:"; echo "$json"; fail=1
 fi

@@ -36,9 +36,10 @@ struct xp_ld_class
   bool retired;             /* its object was unloaded */
   uint32_t first_out;       /* first edge leaving the class; 0: none */
   /* The cycle search: the last search that reached the class, and the
-     gate masks it came with (a bit per mask, see find_cycle).  */
+     gate masks it came with (a bit per mask and way in, see
+     first_visit).  */
   uint32_t visited;
-  uint16_t masks;
+  uint32_t masks;
 };
 
 /* A lock that was held, exclusively, every time an order was seen: a
@@ -54,13 +55,24 @@ struct xp_ld_gate
   uint32_t class_id;        /* for the summary, which names it */
 };
 
+/* The kind of an order, by the kernel's lockdep rules: the first lock
+   held exclusively (E) or shared (S: for reading), and the second taken
+   as a recursive read (R: a read of a reader-preferring rwlock, which
+   waits only for a writer that holds the lock, never for one that
+   waits) or not (N).  Orders of one pair of classes in other kinds are
+   other edges.  */
+#define XP_LD_SHARED_FIRST 1u
+#define XP_LD_RECURSIVE_SECOND 2u
+
 /* "from" was held when "to" was taken.  */
 struct xp_ld_edge
 {
   uint32_t from, to;
+  unsigned kind;            /* XP_LD_SHARED_FIRST, XP_LD_RECURSIVE_SECOND */
   int tid;                  /* a thread that took it */
   bool many_threads;        /* another thread took it too */
-  bool held_for_read;
+  bool read_second;         /* "to" was taken for reading (recursive or
+                               not) */
   bool reported;            /* it closed a reported cycle */
   bool gated;               /* it closed cycles, all inside a gate */
   unsigned gates_n;
@@ -73,7 +85,9 @@ struct xp_ld_edge
    a search over many edges stays in few cache lines.  */
 struct xp_ld_link
 {
-  uint32_t to, next_out;
+  uint32_t to : 24;         /* class ids are below 1 << 24 */
+  uint32_t kind : 8;
+  uint32_t next_out;
 };
 
 /* Held from the thread's start: its own end, which excludes no other

@@ -354,6 +354,14 @@ one_thread (const uint32_t *cycle, unsigned n)
   return tid;
 }
 
+/* The kernel's name of an order's kind: -(EN)-> and the like.  */
+static const char *
+dependency_name (unsigned kind)
+{
+  static const char names[4][3] = { "EN", "SN", "ER", "SR" };
+  return names[kind & 3];
+}
+
 static void
 json_cycle (const void *arg)
 {
@@ -373,7 +381,11 @@ json_cycle (const void *arg)
       json_class ("first", e->from);
       say (",");
       json_class ("second", e->to);
-      say (",\"thread\":%d,", e->tid);
+      say (",\"first_for_reading\":%s,\"second_for_reading\":%s,"
+           "\"dependency\":\"%s\",\"thread\":%d,",
+           (e->kind & XP_LD_SHARED_FIRST) ? "true" : "false",
+           e->read_second ? "true" : "false", dependency_name (e->kind),
+           e->tid);
       json_site ("first_taken_at", is_thread_end (e->from) ? NULL
                                                            : e->held_site);
       say (",");
@@ -411,10 +423,11 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
       else
         {
           say (", which held the first%s (taken at ",
-               e->held_for_read ? " for reading" : "");
+               (e->kind & XP_LD_SHARED_FIRST) ? " for reading" : "");
           say_site (e->held_site);
           say (is_thread_end (e->to) ? ") and joined one of them\n"
-                                     : ") and took the second\n");
+               : e->read_second ? ") and took the second for reading\n"
+               : ") and took the second\n");
         }
       say_stack (&e->stack);
     }

@@ -11,10 +11,13 @@
    interleaving that hangs ever happens.  Taking again a lock the thread
    holds, where that blocks forever, is reported before it blocks.
 
-   Waits that cannot deadlock add no edge: a try, and a read lock of an
-   rwlock whose readers never wait for readers.  A lock held for reading
-   still orders what comes after it: a writer that waits for the reader
-   waits for everything the reader waits for.
+   A try adds no edge: it cannot wait.  Read locks add edges, of kinds
+   of their own (lockdep-int.h): a lock held for reading orders what
+   comes after it, since a writer that waits for the reader waits for
+   everything the reader waits for; and a read waits for a writer that
+   holds the lock.  But a read of a reader-preferring rwlock waits for
+   no reader: a cycle that goes through such a read straight on to an
+   order from a lock held for reading is no deadlock (find_cycle).
 
    Lockdep runs inside pthread_mutex_lock, maybe inside an allocator: it
    takes memory from the kernel (arena.c), never from malloc, and a
@@ -29,7 +32,6 @@
 #include "env.h"
 #include "fork-locks.h"
 #include "thread.h"
-#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -239,43 +241,6 @@ push_held (struct ld_thread *t, const void *lock, uint32_t c,
   return true;
 }
 
-struct stack_walk
-{
-  struct xp_ld_stack *stack;
-  bool in_xpthread;         /* still in the frames of xpthread's own */
-};
-
-static bool
-in_xpthread (const void *pc)
-{
-  Dl_info info, own;
-  return dladdr (pc, &info) != 0 && dladdr ((void *) in_xpthread, &own) != 0
-         && info.dli_fbase == own.dli_fbase;
-}
-
-/* Records the frames from the first one outside xpthread on.  */
-static _Unwind_Reason_Code
-record_frame (struct _Unwind_Context *context, void *arg)
-{
-  struct stack_walk *walk = arg;
-  void *pc = (void *) _Unwind_GetIP (context);
-  if (pc == NULL || walk->stack->depth == XP_LD_STACK_DEPTH)
-    return _URC_END_OF_STACK;
-  if (walk->in_xpthread && in_xpthread (pc))
-    return _URC_NO_REASON;
-  walk->in_xpthread = false;
-  walk->stack->pc[walk->stack->depth++] = pc;
-  return _URC_NO_REASON;
-}
-
-static void
-capture_stack (struct xp_ld_stack *stack)
-{
-  struct stack_walk walk = { stack, true };
-  stack->depth = 0;
-  _Unwind_Backtrace (record_frame, &walk);
-}
-
 /* --- classes ------------------------------------------------------------- */
 
 /* Under the lockdep lock: the class of some lock changes.  */
@@ -310,9 +275,17 @@ class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
    dynamic linker counts loads and unloads; lockdep reads the counts on
    the slow paths that look up classes and, when they moved, compares
    the objects loaded now with those it saw last.  */
+enum object_role
+{
+  OTHER_OBJECT,
+  WRAPPER_OBJECT,           /* libstdc++: its lock calls are the program's */
+  OWN_OBJECT                /* xpthread */
+};
+
 struct object_range
 {
   uintptr_t start, end;
+  enum object_role role;
 };
 
 struct objects
@@ -342,7 +315,7 @@ static int
 add_object (struct dl_phdr_info *info, size_t size, void *arg)
 {
   struct objects *objects = arg;
-  struct object_range r = { UINTPTR_MAX, 0 };
+  struct object_range r = { UINTPTR_MAX, 0, OTHER_OBJECT };
   (void) size;
   for (unsigned i = 0; i < info->dlpi_phnum; i++)
     if (info->dlpi_phdr[i].p_type == PT_LOAD)
@@ -356,6 +329,12 @@ add_object (struct dl_phdr_info *info, size_t size, void *arg)
                                        objects->n + 1, sizeof r);
   if (r.end == 0 || more == NULL)
     return 0;
+  uintptr_t own = (uintptr_t) add_object;
+  if (own >= r.start && own < r.end)
+    r.role = OWN_OBJECT;
+  else if (info->dlpi_name != NULL
+           && strstr (info->dlpi_name, "libstdc++") != NULL)
+    r.role = WRAPPER_OBJECT;
   objects->ranges = more;
   objects->ranges[objects->n++] = r;
   return 0;
@@ -418,15 +397,67 @@ notice_unloads (void)
   seen_subs = counts[1];
 }
 
+/* Where an address lies, from the objects seen last, not dladdr: that
+   takes the dynamic linker's load lock, which a thread in dlopen holds
+   while the object's constructors run, and they may take locks, which
+   wait for lockdep's.  */
+static const struct object_range *
+object_of (const void *addr)
+{
+  for (size_t i = 0; i < seen_objects.n; i++)
+    if ((uintptr_t) addr >= seen_objects.ranges[i].start
+        && (uintptr_t) addr < seen_objects.ranges[i].end)
+      return &seen_objects.ranges[i];
+  return NULL;
+}
+
+static bool
+in_xpthread (const void *pc)
+{
+  const struct object_range *r = object_of (pc);
+  return r != NULL && r->role == OWN_OBJECT;
+}
+
+struct stack_walk
+{
+  struct xp_ld_stack *stack;
+  bool in_xpthread;         /* still in the frames of xpthread's own */
+};
+
+/* Records the frames from the first one outside xpthread on.  */
+static _Unwind_Reason_Code
+record_frame (struct _Unwind_Context *context, void *arg)
+{
+  struct stack_walk *walk = arg;
+  void *pc = (void *) _Unwind_GetIP (context);
+  if (pc == NULL || walk->stack->depth == XP_LD_STACK_DEPTH)
+    return _URC_END_OF_STACK;
+  if (walk->in_xpthread && in_xpthread (pc))
+    return _URC_NO_REASON;
+  walk->in_xpthread = false;
+  walk->stack->pc[walk->stack->depth++] = pc;
+  return _URC_NO_REASON;
+}
+
+/* Under the lockdep lock, after notice_unloads: the frames' objects are
+   looked up in its table.  The unwinder finds frames with glibc's
+   _dl_find_object, which takes no lock, or dl_iterate_phdr, whose lock
+   no constructor runs under.  */
+static void
+capture_stack (struct xp_ld_stack *stack)
+{
+  struct stack_walk walk = { stack, true };
+  stack->depth = 0;
+  _Unwind_Backtrace (record_frame, &walk);
+}
+
 /* Is PC in xpthread or in a library that wraps its locks (libstdc++),
    whose callers are the sites that tell locks apart?  */
 static bool
 in_wrapper (const void *pc)
 {
-  Dl_info info;
-  return in_xpthread (pc)
-         || (dladdr (pc, &info) != 0 && info.dli_fname != NULL
-             && strstr (info.dli_fname, "libstdc++") != NULL);
+  const struct object_range *r = object_of (pc);
+  return r != NULL && r->role != OTHER_OBJECT;
 }
 
 /* SITE, or when it lies in a wrapper (C11's mtx_lock, a libstdc++
@@ -448,8 +479,7 @@ program_site (const void *site)
 static bool
 is_static (const void *lock)
 {
-  Dl_info info;
-  return dladdr (lock, &info) != 0;
+  return object_of (lock) != NULL;
 }
 
 /* Memory of a lock that was never destroyed (a std::mutex) may be freed
@@ -507,11 +537,22 @@ class_of (const void *lock, unsigned flags, const void *site)
 
 /* --- edges and cycles ---------------------------------------------------- */
 
-/* The key of the order FROM -> TO, in edge_ids and the threads' caches. */
+/* The key of the order FROM -> TO of KIND, in edge_ids and the threads'
+   caches: class ids leave the top bits of TO's half free.  */
 static uint64_t
-order_key (uint32_t from, uint32_t to)
+order_key (uint32_t from, uint32_t to, unsigned kind)
 {
-  return (uint64_t) from << 32 | to;
+  return (uint64_t) from << 32 | (uint64_t) kind << 30 | to;
+}
+
+/* The kind of the order from H to a lock taken with FLAGS.  */
+static unsigned
+order_kind (const struct xp_ld_held *h, unsigned flags)
+{
+  unsigned kind = (h->flags & XP_LD_READ) ? XP_LD_SHARED_FIRST : 0;
+  if ((flags & XP_LD_READ) && (flags & XP_LD_READERS_SHARE))
+    kind |= XP_LD_RECURSIVE_SECOND;
+  return kind;
 }
 
 static bool
@@ -558,8 +599,15 @@ keep_common_gates (struct xp_ld_edge *e, const struct xp_ld_gate *now,
    inside one gate, and cannot close.  Only gates of a class of one lock
    count: in another run, two threads could hold two locks of a class.
 
-   Without gates every mask is 0 and this is a plain depth-first search;
-   with them a class is visited at most once per mask.  */
+   A path must be strong, as the kernel's lockdep has it: a recursive
+   read, which waits only for a writer that holds the lock, cannot be
+   followed by an order from that lock held for reading, whose holder
+   is no writer.  The checked edge closes the path, so the rule holds
+   between it and the path's first edge and last one too.
+
+   Without gates or recursive reads every mask is 0 and this is a plain
+   depth-first search; with them a class is visited at most once per
+   mask and way in (by a recursive read or not).  */
 struct search_node
 {
   uint32_t class_id, edge, parent;
@@ -610,11 +658,21 @@ common_gates (const struct xp_ld_edge *e, uint32_t f, unsigned mask)
   return common;
 }
 
-/* Is class ID reached for the first time with MASK in this search?  A
-   smaller mask than one seen may lead where that one did not: the exact
-   masks seen are remembered, and 0, which leads everywhere.  */
+/* May a path go on from an edge of kind IN to one of kind OUT?  */
 static bool
-first_visit (uint32_t id, unsigned mask)
+strong_step (unsigned in, unsigned out)
+{
+  return !((in & XP_LD_RECURSIVE_SECOND) && (out & XP_LD_SHARED_FIRST));
+}
+
+/* Is class ID reached for the first time with MASK, by an edge of KIND,
+   in this search?  A smaller mask than one seen may lead where that one
+   did not: the exact masks seen are remembered, and 0, which leads
+   everywhere; and a way in that is no recursive read leads everywhere
+   one that is does (the low half of the bits; recursive reads, the high
+   half).  */
+static bool
+first_visit (uint32_t id, unsigned mask, unsigned kind)
 {
   struct xp_ld_class *c = xp_ld_class (id);
   if (c->visited != search)
@@ -622,9 +680,12 @@ first_visit (uint32_t id, unsigned mask)
       c->visited = search;
       c->masks = 0;
     }
-  if (c->masks & (1u | 1u << mask))
+  uint32_t bits = 1u | 1u << mask;
+  if (kind & XP_LD_RECURSIVE_SECOND)
+    bits |= bits << 16;
+  if (c->masks & bits)
     return false;
-  c->masks |= (uint16_t) (1u << mask);
+  c->masks |= (1u << mask) << ((kind & XP_LD_RECURSIVE_SECOND) ? 16 : 0);
   return true;
 }
 
@@ -656,17 +717,22 @@ find_cycle (uint32_t edge, struct cycle_found *found)
   search++;
   if (!add_node (&n, e->to, edge, 0, gates_mask (e)))
     return kind;
-  first_visit (e->to, nodes[0].mask);
+  first_visit (e->to, nodes[0].mask, e->kind);
   pending[waiting++] = 0;
   while (waiting > 0)
     {
       uint32_t at = pending[--waiting];
+      unsigned in = link_of (nodes[at].edge)->kind;
       for (uint32_t f = xp_ld_class (nodes[at].class_id)->first_out; f != 0;
            f = link_of (f)->next_out)
         {
-          uint32_t next = link_of (f)->to;
+          const struct xp_ld_link *l = link_of (f);
+          uint32_t next = l->to;
+          if (!strong_step (in, l->kind)
+              || (next == e->from && !strong_step (l->kind, e->kind)))
+            continue;
           unsigned mask = common_gates (e, f, nodes[at].mask);
-          if (!first_visit (next, mask))
+          if (!first_visit (next, mask, l->kind))
             continue;
           if (!add_node (&n, next, f, at, mask))
             return kind;
@@ -735,14 +801,14 @@ check_edge (uint32_t id, const void *lock, const struct ld_thread *t)
     }
 }
 
-/* The taking of E that reports show: by this thread, holding H, with
-   STACK.  */
+/* The taking of E that reports show: by this thread, holding H, taking
+   with FLAGS and STACK.  */
 static void
-took (struct xp_ld_edge *e, const struct xp_ld_held *h,
+took (struct xp_ld_edge *e, const struct xp_ld_held *h, unsigned flags,
       const struct xp_ld_stack *stack)
 {
   e->tid = xp_self_tid ();
-  e->held_for_read = (h->flags & XP_LD_READ) != 0;
+  e->read_second = (flags & XP_LD_READ) != 0;
   e->held_site = h->site;
   e->stack = *stack;
 }
@@ -764,25 +830,27 @@ stack_of (struct lazy_stack *s)
 }
 
 /* Record that the lock held at I was held when LOCK, of class TO, was
-   taken.  */
+   taken with FLAGS: an order of KIND.  */
 static void
 add_edge (const struct ld_thread *t, unsigned i, const void *lock,
-          uint32_t to, struct lazy_stack *stack)
+          uint32_t to, unsigned flags, unsigned kind,
+          struct lazy_stack *stack)
 {
   const struct xp_ld_held *h = &t->held[i];
   uint32_t id = next_edge_id ();
-  if (id == 0 || !xp_addr_map_put (&edge_ids, order_key (h->class_id, to),
-                                   id))
+  if (id == 0 || !xp_addr_map_put (&edge_ids,
+                                   order_key (h->class_id, to, kind), id))
     {
       out_of_memory ();
       return;
     }
   struct xp_ld_edge *e = xp_ld_edge (id);
-  *e = (struct xp_ld_edge) { .from = h->class_id, .to = to };
+  *e = (struct xp_ld_edge) { .from = h->class_id, .to = to, .kind = kind };
   e->gates_n = gates_below (t, i, e->gates);
-  took (e, h, stack_of (stack));
+  took (e, h, flags, stack_of (stack));
   struct xp_ld_class *from = xp_ld_class (h->class_id);
-  *link_of (id) = (struct xp_ld_link) { to, from->first_out };
+  *link_of (id) = (struct xp_ld_link) { .to = to, .kind = kind,
+                                        .next_out = from->first_out };
   from->first_out = id;
   check_edge (id, lock, t);
 }
@@ -792,7 +860,7 @@ add_edge (const struct ld_thread *t, unsigned i, const void *lock,
    inside those only is a cycle now.  */
 static void
 seen_again (const struct ld_thread *t, unsigned i, uint32_t id,
-            const void *lock, struct lazy_stack *stack)
+            const void *lock, unsigned flags, struct lazy_stack *stack)
 {
   struct xp_ld_edge *e = xp_ld_edge (id);
   e->many_threads |= e->tid != xp_self_tid ();
@@ -801,25 +869,28 @@ seen_again (const struct ld_thread *t, unsigned i, uint32_t id,
       || !keep_common_gates (e, now, gates_below (t, i, now)))
     return;
   /* The taking outside the gate is the one a report must show.  */
-  took (e, &t->held[i], stack_of (stack));
+  took (e, &t->held[i], flags, stack_of (stack));
   if (!e->reported)
     check_edge (id, lock, t);
 }
 
-/* The orders that taking LOCK, of class C, adds or sees again.  */
+/* The orders that taking LOCK, of class C, with FLAGS adds or sees
+   again.  */
 static void
-note_orders (const struct ld_thread *t, const void *lock, uint32_t c)
+note_orders (const struct ld_thread *t, const void *lock, uint32_t c,
+             unsigned flags)
 {
   struct lazy_stack stack = { .taken = false };
   for (unsigned i = 0; i < t->depth; i++)
     if (t->held[i].class_id != c)
       {
-        uint32_t id = xp_addr_map_get (&edge_ids,
-                                       order_key (t->held[i].class_id, c));
+        unsigned kind = order_kind (&t->held[i], flags);
+        uint64_t key = order_key (t->held[i].class_id, c, kind);
+        uint32_t id = xp_addr_map_get (&edge_ids, key);
         if (id != 0)
-          seen_again (t, i, id, lock, &stack);
+          seen_again (t, i, id, lock, flags, &stack);
         else
-          add_edge (t, i, lock, c, &stack);
+          add_edge (t, i, lock, c, flags, kind, &stack);
       }
 }
 
@@ -927,14 +998,16 @@ known_class (struct ld_thread *t, const void *lock, unsigned flags)
          && stamp_matches (lock, flags) ? k->class_id : 0;
 }
 
-/* Does the thread know every order that taking class C adds?  */
+/* Does the thread know every order that taking class C with FLAGS
+   adds?  */
 static bool
-orders_known (struct ld_thread *t, uint32_t c)
+orders_known (struct ld_thread *t, uint32_t c, unsigned flags)
 {
   for (unsigned i = 0; i < t->depth; i++)
     if (t->held[i].class_id != c)
       {
-        uint64_t key = order_key (t->held[i].class_id, c);
+        uint64_t key = order_key (t->held[i].class_id, c,
+                                  order_kind (&t->held[i], flags));
         const struct cached_order *o = order_slot (t, key);
         if (o->order != key
             || (o->gates_sig != 0 && o->gates_sig != t->held[i].gates_sig))
@@ -944,10 +1017,11 @@ orders_known (struct ld_thread *t, uint32_t c)
 }
 
 /* Under the lockdep lock: remember LOCK's class C, and the orders
-   taking it added, with the gates they were seen in unless they have
-   none left to lose.  */
+   taking it with FLAGS added, with the gates they were seen in unless
+   they have none left to lose.  */
 static void
-remember (struct ld_thread *t, const void *lock, uint32_t c, bool orders)
+remember (struct ld_thread *t, const void *lock, uint32_t c, unsigned flags,
+          bool orders)
 {
   *class_slot (t, lock) = (struct cached_class) {
     lock, c, xp_load_relaxed (&class_epoch)
@@ -955,19 +1029,14 @@ remember (struct ld_thread *t, const void *lock, uint32_t c, bool orders)
   for (unsigned i = 0; orders && i < t->depth; i++)
     if (t->held[i].class_id != c)
       {
-        uint64_t key = order_key (t->held[i].class_id, c);
+        uint64_t key = order_key (t->held[i].class_id, c,
+                                  order_kind (&t->held[i], flags));
         uint32_t id = xp_addr_map_get (&edge_ids, key);
         if (id != 0)
           *order_slot (t, key) = (struct cached_order) {
             key, xp_ld_edge (id)->gates_n == 0 ? 0 : t->held[i].gates_sig
           };
       }
-}
-
-static bool
-adds_orders (unsigned flags)
-{
-  return !((flags & XP_LD_READ) && (flags & XP_LD_READERS_SHARE));
 }
 
 /* The entry points xp_lockdep_acquire and xp_lockdep_acquired are in
@@ -993,10 +1062,10 @@ acquire_slow (const void *lock, unsigned flags, const void *site)
           xp_ld_report_self (&h, t->held, t->depth);
         }
     }
-  else if (adds_orders (flags))
-    note_orders (t, lock, c);
+  else
+    note_orders (t, lock, c, flags);
   if (c != 0)
-    remember (t, lock, c, again == NULL && adds_orders (flags));
+    remember (t, lock, c, flags, again == NULL);
   leave (t);
 }
 
@@ -1010,7 +1079,7 @@ xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
     {
       uint32_t known = known_class (t, lock, flags);
       if (known != 0 && find_held (t, lock) == NULL
-          && (!adds_orders (flags) || orders_known (t, known)))
+          && orders_known (t, known, flags))
         return;
     }
   acquire_slow (lock, flags, site);
@@ -1026,7 +1095,7 @@ acquired_slow (const void *lock, unsigned flags, const void *site)
   if (c == 0 || !push_held (t, lock, c, flags, site))
     out_of_memory ();
   else
-    remember (t, lock, c, false);
+    remember (t, lock, c, flags, false);
   leave (t);
 }
 
@@ -1183,14 +1252,33 @@ xp_lockdep_lock_destroy (const void *lock)
   leave (t);
 }
 
-/* The orders between classes still in use.  */
+/* Is edge E the first of its pair of classes, of any kind?  */
+static bool
+first_of_pair (uint32_t id, const struct xp_ld_edge *e)
+{
+  for (unsigned kind = 0;
+       kind <= (XP_LD_SHARED_FIRST | XP_LD_RECURSIVE_SECOND); kind++)
+    {
+      uint32_t other = xp_addr_map_get (&edge_ids,
+                                        order_key (e->from, e->to, kind));
+      if (other != 0 && other < id)
+        return false;
+    }
+  return true;
+}
+
+/* The orders between classes still in use: pairs of classes, whatever
+   the kinds of their edges.  */
 static unsigned
 live_orders (void)
 {
   unsigned n = 0;
   for (uint32_t id = 1; id < edge_count; id++)
-    n += !xp_ld_class (xp_ld_edge (id)->from)->retired
-         && !xp_ld_class (xp_ld_edge (id)->to)->retired;
+    {
+      const struct xp_ld_edge *e = xp_ld_edge (id);
+      n += !xp_ld_class (e->from)->retired && !xp_ld_class (e->to)->retired
+           && first_of_pair (id, e);
+    }
   return n;
 }
 
