@@ -26,9 +26,9 @@
      hands but lost it to another thread still paid: while a waiter
      spins, the owner's unlock has nobody to wake, and sleeping waiters
      make every unlock a system call.  Waits for a post, a signal or a
-     writer's exit spin up to max_spins rounds (their next wait says
-     little about their last), and every one of them that ends empty
-     counts against spinning;
+     writer's exit learn their bound the same way, but each spin that
+     ends empty pushes the estimate only an eighth of the way: what they
+     wait for comes when another thread gets round to it;
    - the spin is read-only while the lock is held (a CAS only when the
      word reads 0), and the gap between two looks doubles from one round
      up to max_backoff rounds, with a random part, so that a lock held at

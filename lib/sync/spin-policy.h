@@ -95,23 +95,32 @@ xp_spin_leave (unsigned short *state, int estimate)
   while (!xp_cas (state, &seen, next));
 }
 
-/* The estimate after a spin of N rounds.  A spin that watched the lock
-   held all along, without getting it (IN_VAIN), pushes the estimate half
-   way to max_spins, so that a lock whose spins keep meeting holds longer
-   than a spin (or an owner off its CPU) reaches max_spins within a few
-   and stops spinning but for probes.  Any other spin pulls it towards
-   its length (weight 1/8), under max_spins: a spinner that saw the lock
-   change hands keeps its waiters awake and the owner's unlock cheap (no
-   wake to make) even when it lost the race.  */
+/* The estimate after a spin of N rounds.  A spin in vain pushes the
+   estimate 1 / 2^VAIN_SHIFT of the way to max_spins (rounded up, so that
+   enough of them reach it and stop spinning but for probes); any other
+   spin pulls it towards its length (weight 1/8), under max_spins.  */
 static inline int
-xp_spin_learn (int estimate, int n, bool in_vain)
+xp_spin_learn (int estimate, int n, bool in_vain, int vain_shift)
 {
   int max = xp_spin_config.max_spins;
   if (in_vain)
-    return estimate + (max - estimate + 1) / 2;
+    return estimate + ((max - estimate + (1 << vain_shift) - 1) >> vain_shift);
   int next = estimate + ((n - estimate) >> 3);
   return next < max ? next : max - 1;
 }
+
+/* For a mutex spinner, a spin in vain is one that watched the lock held
+   all along without getting it: half way to max_spins each, so that a
+   lock held longer than a spin (or whose owner is off its CPU) reaches
+   it within a few.  A spinner that saw the lock change hands keeps its
+   waiters awake and the owner's unlock cheap (no wake to make) even when
+   it lost the race: that spin paid.  */
+#define XP_SPIN_MUTEX_VAIN_SHIFT 1
+/* For waits for a post, a signal or a writer, every spin that ends empty
+   is in vain, but what they wait for comes when another thread gets
+   round to it: an eighth of the way each, as glibc's adaptive mutex
+   moves its estimate.  */
+#define XP_SPIN_WAIT_VAIN_SHIFT 3
 
 /* The rounds of cpu_relax before the next look at the word: a gap that
    doubles from 1 up to max_backoff rounds, plus a random part of up to
@@ -228,18 +237,16 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
         }
     }
   xp_spin_leave (state, bound != 0 ? est
-                                   : xp_spin_learn (est, n, !taken && !changed));
+                   : xp_spin_learn (est, n, !taken && !changed,
+                                    XP_SPIN_MUTEX_VAIN_SHIFT));
   return taken;
 }
 
 /* Spin read-only until READY (ARG) holds (it may also take what it
-   waited for), for up to max_spins rounds, on the object whose spin
-   state is STATE, looking at every round or, with GAPS, with the gaps of
-   xp_spin_gap.  True if READY held; false also when the thread may not
-   spin (xp_spin_join).  Every spin that ends without READY counts as one
-   in vain.  The bound is not learnt: what these waits wait for (a post,
-   a signal, a writer's exit) comes when another thread gets round to it,
-   so the length of the last successes says little about the next.  */
+   waited for), within the bound learnt for the object whose spin state
+   is STATE (as a mutex's), looking at every round or, with GAPS, with
+   the gaps of xp_spin_gap.  True if READY held; false also when the
+   thread may not spin (xp_spin_join).  */
 static inline bool
 xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
                bool gaps)
@@ -247,7 +254,9 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
   int est = xp_spin_join (state);
   if (est < 0)
     return false;
-  int limit = xp_spin_config.max_spins;
+  int limit = 2 * est + 10;
+  if (limit > xp_spin_config.max_spins)
+    limit = xp_spin_config.max_spins;
   bool done = false;
   unsigned backoff = 1;
   unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
@@ -259,7 +268,8 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
         xp_cpu_relax ();
         n++;
       }
-  xp_spin_leave (state, xp_spin_learn (est, n, !done));
+  xp_spin_leave (state, xp_spin_learn (est, n, !done,
+                                       XP_SPIN_WAIT_VAIN_SHIFT));
   return done;
 }
 
