@@ -151,6 +151,58 @@ self_deadlock (void)
   printf ("timedlock: %s\n", strerror (err));
 }
 
+/* Reported: unlocking lock_a twice; the second unlock releases a lock
+   the thread does not hold.  Not reported: the same on an errorcheck
+   mutex, which answers EPERM.  */
+static void
+double_unlock (void)
+{
+  pthread_mutex_lock (&lock_a);
+  pthread_mutex_unlock (&lock_a);
+  pthread_mutex_unlock (&lock_a); /* line:unlock-again */
+  pthread_mutex_t checked;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init (&attr);
+  pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ERRORCHECK);
+  pthread_mutex_init (&checked, &attr);
+  pthread_mutex_lock (&checked);
+  pthread_mutex_unlock (&checked);
+  int err = pthread_mutex_unlock (&checked);
+  printf ("errorcheck unlock again: %s\n", strerror (err));
+  pthread_mutex_destroy (&checked);
+}
+
+/* Reported: destroying a mutex the thread holds (glibc answers EBUSY,
+   as xpthread does).  */
+static void
+destroy_held (void)
+{
+  pthread_mutex_t m;
+  pthread_mutex_init (&m, NULL); /* line:destroy-init */
+  pthread_mutex_lock (&m); /* line:destroy-lock */
+  int err = pthread_mutex_destroy (&m); /* line:destroy-held */
+  printf ("destroy held: %s\n", strerror (err));
+  pthread_mutex_unlock (&m);
+  pthread_mutex_destroy (&m);
+}
+
+/* Reported: a thread that returns holding lock_b, which nobody can
+   unlock after it.  */
+static void *
+leave_locked (void *arg)
+{
+  pthread_mutex_lock (&lock_b); /* line:exit-lock-b */
+  return arg;
+}
+
+static void
+exit_holding (void)
+{
+  pthread_t t;
+  pthread_create (&t, NULL, leave_locked, NULL);
+  pthread_join (t, NULL);
+}
+
 /* Not reported: an errorcheck mutex answers EDEADLK, a recursive one
    counts.  */
 static void
@@ -489,6 +541,9 @@ static const struct
   { "three-cycle", three_cycle },
   { "philosophers", philosophers },
   { "self-deadlock", self_deadlock },
+  { "double-unlock", double_unlock },
+  { "destroy-held", destroy_held },
+  { "exit-holding", exit_holding },
   { "errorcheck-recursive", errorcheck_and_recursive },
   { "trylock-inversion", trylock_inversion },
   { "readers-share", readers_share },

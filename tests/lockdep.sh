@@ -210,6 +210,37 @@ thread TID is taking ADDR, lock_a (PROG), at self_deadlock+OFF (PROG, lockdep-ca
 xpthread lockdep: 1 lock class, 0 lock orders, 1 report
 END
 
+run double-unlock double-unlock
+expect double-unlock <<'END'
+xpthread lockdep: bad unlock: a thread releases a lock it does not hold
+thread TID releases ADDR, lock_a (PROG)
+        at double_unlock+OFF (PROG, lockdep-cases.c:@unlock-again@)
+  it holds 0 locks
+
+xpthread lockdep: 2 lock classes, 0 lock orders, 1 report
+END
+
+run destroy-held destroy-held
+expect destroy-held <<'END'
+xpthread lockdep: a thread destroys a lock it holds
+thread TID destroys ADDR, the locks initialised at destroy_held+OFF (PROG, lockdep-cases.c:@destroy-init@)
+        at destroy_held+OFF (PROG, lockdep-cases.c:@destroy-held@)
+  it holds 1 lock:
+    #0 ADDR, the locks initialised at destroy_held+OFF (PROG, lockdep-cases.c:@destroy-init@), taken at destroy_held+OFF (PROG, lockdep-cases.c:@destroy-lock@)
+
+xpthread lockdep: 1 lock class, 0 lock orders, 1 report
+END
+
+run exit-holding exit-holding
+expect exit-holding <<'END'
+xpthread lockdep: a thread ends holding locks, which nobody can release
+thread TID ends
+  it holds 1 lock:
+    #0 ADDR, lock_b (PROG), taken at leave_locked+OFF (PROG, lockdep-cases.c:@exit-lock-b@)
+
+xpthread lockdep: 2 lock classes, 1 lock order, 1 report
+END
+
 run writer-against-reader writer-against-reader
 expect writer-against-reader <<'END'
 xpthread lockdep: possible deadlock: a cycle of 2 lock orders

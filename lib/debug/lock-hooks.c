@@ -43,7 +43,7 @@ xp_hooks_releasing (void *lock, size_t size, unsigned flags)
 {
   TO_VALGRIND (xp_vg_releasing (lock, size, !(flags & XP_LD_READ)));
   if (xp_lockdep_on)
-    xp_lockdep_release (lock);
+    xp_lockdep_release (lock, flags);
 }
 
 void
@@ -58,6 +58,13 @@ xp_hooks_lock_destroy (const void *lock)
 {
   if (xp_lockdep_on)
     xp_lockdep_lock_destroy (lock);
+}
+
+void
+xp_hooks_destroying (const void *lock)
+{
+  if (xp_lockdep_on)
+    xp_lockdep_destroying (lock);
 }
 
 void

@@ -34,6 +34,7 @@ void xp_hooks_releasing (void *lock, size_t size, unsigned flags)
 void xp_hooks_lock_init (const void *lock, unsigned flags, const void *site)
   XP_HIDDEN;
 void xp_hooks_lock_destroy (const void *lock) XP_HIDDEN;
+void xp_hooks_destroying (const void *lock) XP_HIDDEN;
 void xp_hooks_thread_start (const void *thread, const void *routine)
   XP_HIDDEN;
 void xp_hooks_thread_created (const void *thread, const void *routine)
@@ -103,6 +104,15 @@ xp_hook_lock_destroy (const void *lock)
 {
   if (xp_hooks_on ())
     xp_hooks_lock_destroy (lock);
+}
+
+/* LOCK is about to be destroyed, which may fail (EBUSY): the validator
+   complains of a lock the caller holds.  */
+static inline void
+xp_hook_destroying (const void *lock)
+{
+  if (xp_hooks_on ())
+    xp_hooks_destroying (lock);
 }
 
 /* THREAD is about to be started to run ROUTINE; the calling thread

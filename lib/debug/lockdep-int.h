@@ -117,6 +117,21 @@ void xp_ld_report_self (const struct xp_ld_held *again,
 void xp_ld_report_cond_wait (const void *cond, const void *mutex,
                              const void *site, const struct xp_ld_held *kept)
   XP_HIDDEN;
+/* Misuses of a lock by the calling thread, which holds HELD and is at
+   STACK: releasing LOCK (of class CLASS_ID) that it does not hold,
+   destroying one it holds, or ending (LOCK is then the thread) while it
+   holds locks.  */
+enum xp_ld_misuse
+{
+  XP_LD_RELEASE_UNHELD,
+  XP_LD_DESTROY_HELD,
+  XP_LD_EXIT_HOLDING
+};
+
+void xp_ld_report_misuse (enum xp_ld_misuse what, const void *lock,
+                          uint32_t class_id, const struct xp_ld_stack *stack,
+                          const struct xp_ld_held *held, unsigned depth)
+  XP_HIDDEN;
 /* The exit summary: counts, and the gates of the cycles left
    unreported.  */
 #define XP_LD_SUMMARY_GATES 4

@@ -513,6 +513,71 @@ xp_ld_report_cond_wait (const void *cond, const void *mutex,
   finish_with (json_cond, &r);
 }
 
+struct misuse_report
+{
+  enum xp_ld_misuse what;
+  const void *lock;
+  uint32_t class_id;
+  const struct xp_ld_stack *stack;
+  const struct xp_ld_held *held;
+  unsigned depth;
+};
+
+static const char *const misuse_names[] = {
+  [XP_LD_RELEASE_UNHELD] = "release-unheld",
+  [XP_LD_DESTROY_HELD] = "destroy-held",
+  [XP_LD_EXIT_HOLDING] = "exit-holding",
+};
+
+static void
+json_misuse (const void *arg)
+{
+  const struct misuse_report *r = arg;
+  say ("{\"report\":\"%s\",\"thread\":%d,", misuse_names[r->what],
+       xp_self_tid ());
+  if (r->what != XP_LD_EXIT_HOLDING)
+    {
+      say ("\"lock\":\"%p\",", r->lock);
+      json_class ("class", r->class_id);
+      say (",");
+    }
+  json_stack (r->stack);
+  say (",");
+  json_held_list (r->held, r->depth);
+  say ("}");
+}
+
+void
+xp_ld_report_misuse (enum xp_ld_misuse what, const void *lock,
+                     uint32_t class_id, const struct xp_ld_stack *stack,
+                     const struct xp_ld_held *held, unsigned depth)
+{
+  allow_malloc (held, depth, stack->depth ? stack->pc[0] : NULL);
+  if (what == XP_LD_EXIT_HOLDING)
+    {
+      say ("xpthread lockdep: a thread ends holding locks, which nobody "
+           "can release\n");
+      say_thread (xp_self_tid ());
+      say (" ends\n");
+    }
+  else
+    {
+      say (what == XP_LD_RELEASE_UNHELD
+           ? "xpthread lockdep: bad unlock: a thread releases a lock it "
+             "does not hold\n"
+           : "xpthread lockdep: a thread destroys a lock it holds\n");
+      say_thread (xp_self_tid ());
+      say (what == XP_LD_RELEASE_UNHELD ? " releases %p, " : " destroys %p, ",
+           lock);
+      say_class (class_id);
+      say ("\n");
+    }
+  say_stack (stack);
+  say_held (held, depth);
+  struct misuse_report r = { what, lock, class_id, stack, held, depth };
+  finish_with (json_misuse, &r);
+}
+
 /* The names of the gates of the cycles not reported, in text or as a
    list of JSON strings.  */
 static void

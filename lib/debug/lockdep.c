@@ -1115,8 +1115,53 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
   acquired_slow (lock, flags, site);
 }
 
+/* Reported already: the pairs of a class and a misuse, so that a
+   program that misuses one kind of lock in a loop gets one report.  */
+static struct xp_addr_map misuses;
+
+static bool
+first_misuse (enum xp_ld_misuse what, uint32_t c)
+{
+  uintptr_t key = ((uintptr_t) c << 2 | what) + 1;
+  if (xp_addr_map_get (&misuses, key) != 0)
+    return false;
+  if (!xp_addr_map_put (&misuses, key, 1))
+    out_of_memory ();
+  return true;
+}
+
+/* The caller misused LOCK (WHAT): report it, once per class.  A lock
+   lockdep never saw taken or initialised may have been taken before it
+   started, and is left alone.  */
+static void
+misused (enum xp_ld_misuse what, const void *lock)
+{
+  struct ld_thread *t = enter ();
+  if (t == NULL)
+    return;
+  uint32_t c = xp_addr_map_get (&lock_classes, (uintptr_t) lock);
+  if (c != 0 && first_misuse (what, c))
+    {
+      struct xp_ld_stack stack;
+      capture_stack (&stack);
+      report_count++;
+      xp_ld_report_misuse (what, lock, c, &stack, t->held, t->depth);
+    }
+  leave (t);
+}
+
+/* Locks of T other than its own end, which it holds from its start.  */
+static unsigned
+locks_held (const struct ld_thread *t)
+{
+  unsigned n = 0;
+  for (unsigned i = 0; i < t->depth; i++)
+    n += xp_ld_class (t->held[i].class_id)->origin != XP_LD_THREAD_END;
+  return n;
+}
+
 void
-xp_lockdep_release (const void *lock)
+xp_lockdep_release (const void *lock, unsigned flags)
 {
   struct ld_thread *t = ld_self;
   if (t == NULL || t->inside)
@@ -1141,6 +1186,10 @@ xp_lockdep_release (const void *lock)
           t->held[k].gates_sig = gates_sig_at (t, k);
         return;
       }
+  /* A read lock may be another thread's to release (glibc allows it);
+     the kinds that check their owner answer EPERM.  */
+  if (!(flags & (XP_LD_READ | XP_LD_OWNER_CHECKED)))
+    misused (XP_LD_RELEASE_UNHELD, lock);
 }
 
 /* The class of THREAD's end, from now on.  */
@@ -1184,6 +1233,14 @@ xp_lockdep_thread_exit (const void *thread, bool detached)
   struct ld_thread *t = enter ();
   if (t == NULL)
     return;
+  if (locks_held (t) != 0)
+    {
+      report_count++;
+      /* Where it ends is the library's thread start, or glibc's.  */
+      struct xp_ld_stack nowhere = { .depth = 0 };
+      xp_ld_report_misuse (XP_LD_EXIT_HOLDING, thread, 0, &nowhere, t->held,
+                           t->depth);
+    }
   /* A joiner still needs the class of the thread's end.  */
   if (detached)
     {
@@ -1239,6 +1296,14 @@ xp_lockdep_lock_init (const void *lock, unsigned flags, const void *site)
     out_of_memory ();
   stamp (lock, flags);
   leave (t);
+}
+
+void
+xp_lockdep_destroying (const void *lock)
+{
+  struct ld_thread *t = ld_self;
+  if (t != NULL && !t->inside && find_held (t, lock) != NULL)
+    misused (XP_LD_DESTROY_HELD, lock);
 }
 
 void

@@ -15,6 +15,9 @@
                                   spinlocks) */
 #define XP_LD_STAMPED 16u      /* a mutex whose __list.__prev lockdep may
                                   keep (not robust): see stamp_of */
+#define XP_LD_OWNER_CHECKED 32u /* released by a thread that does not hold
+                                  it, it answers EPERM (errorcheck,
+                                  recursive and robust mutexes) */
 
 /* Nonzero when the validator runs; set once at start-up.  */
 extern int xp_lockdep_on XP_HIDDEN;
@@ -29,8 +32,8 @@ void xp_lockdep_acquire (const void *lock, unsigned flags, const void *site)
 /* LOCK was taken (after xp_lockdep_acquire, or by a successful try).  */
 void xp_lockdep_acquired (const void *lock, unsigned flags,
                           const void *site) XP_HIDDEN;
-/* LOCK is being released by the caller.  */
-void xp_lockdep_release (const void *lock) XP_HIDDEN;
+/* LOCK, of FLAGS, is being released by the caller.  */
+void xp_lockdep_release (const void *lock, unsigned flags) XP_HIDDEN;
 /* The calling thread THREAD starts running ROUTINE, or ends (its list of
    held locks is then reused; DETACHED: nobody will join it).  A thread
    holds its own end from its start: joining it waits for that end, as
@@ -50,5 +53,7 @@ void xp_lockdep_cond_wait (const void *cond, const void *mutex,
 void xp_lockdep_lock_init (const void *lock, unsigned flags,
                            const void *site) XP_HIDDEN;
 void xp_lockdep_lock_destroy (const void *lock) XP_HIDDEN;
+/* The caller is about to destroy LOCK (whether or not that succeeds).  */
+void xp_lockdep_destroying (const void *lock) XP_HIDDEN;
 
 #endif

@@ -431,6 +431,16 @@ unlock_slow (pthread_mutex_t *m, int kind)
   return unlock_typed (m, kind);
 }
 
+/* Whether an unlock by a thread that does not hold the mutex answers
+   EPERM, as POSIX defines for these kinds.  */
+static bool
+owner_checked (int kind)
+{
+  int type = kind & XP_MUTEX_TYPE_MASK;
+  return type == PTHREAD_MUTEX_ERRORCHECK_NP
+         || type == PTHREAD_MUTEX_RECURSIVE_NP || (kind & XP_MUTEX_ROBUST);
+}
+
 /* Told before the unlock, which may let another thread take the mutex
    at once; an unlock that then fails (EPERM) is the misuse the tools
    report.  */
@@ -438,7 +448,8 @@ static __attribute__ ((noinline)) int
 unlock_hooked (pthread_mutex_t *m, int kind)
 {
   if (kind >= 0 && outermost (m, kind))
-    xp_hook_releasing (m, sizeof *m, 0);
+    xp_hook_releasing (m, sizeof *m, owner_checked (kind)
+                                     ? XP_LD_OWNER_CHECKED : 0);
   return unlock_slow (m, kind);
 }
 
@@ -545,6 +556,7 @@ XP_EXPORT (pthread_mutex_init)
 int
 pthread_mutex_destroy (pthread_mutex_t *m)
 {
+  xp_hook_destroying (m);
   int kind = xp_mutex_kind (m);
   int word = xp_load_relaxed (&m->__data.__lock);
   if (kind >= 0 && (kind & XP_MUTEX_PRIO_PROTECT))

@@ -696,6 +696,7 @@ XP_EXPORT (pthread_rwlock_init)
 int
 pthread_rwlock_destroy (pthread_rwlock_t *rw)
 {
+  xp_hook_destroying (rw);
   /* glibc destroys a held rwlock (programs destroy one that a thread
      which has since exited still holds); only one with sleepers, who
      would never wake, is busy.  A waiting bit alone may be stale.  */

@@ -28,6 +28,7 @@ XP_EXPORT (pthread_spin_init)
 int
 pthread_spin_destroy (pthread_spinlock_t *lock)
 {
+  xp_hook_destroying ((void *) lock);
   xp_hook_lock_destroy ((void *) lock);
   return 0;
 }
