@@ -8,10 +8,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
@@ -149,6 +151,75 @@ self_deadlock (void)
   int err = pthread_mutex_timedlock (&lock_a, &soon); /* line:self-again */
   pthread_mutex_unlock (&lock_a);
   printf ("timedlock: %s\n", strerror (err));
+}
+
+/* Reported: a cycle through every kind of lock, each a static variable
+   named after its kind, taken pair by pair in one thread: a
+   priority-inheritance, a robust and a process-shared mutex, a spinlock
+   and a C11 mutex.  (A priority-protection mutex needs the right to run
+   SCHED_FIFO, which a container may lack.)  Run with a class per lock,
+   which the variable names.  */
+static pthread_mutex_t pi_mutex, robust_mutex, shared_mutex;
+static pthread_spinlock_t spin;
+static mtx_t c11_mutex;
+#define KINDS 5
+
+static void
+init_kind (pthread_mutex_t *m, int protocol, int robust, int pshared)
+{
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init (&attr);
+  pthread_mutexattr_setprotocol (&attr, protocol);
+  pthread_mutexattr_setrobust (&attr, robust);
+  pthread_mutexattr_setpshared (&attr, pshared);
+  pthread_mutex_init (m, &attr);
+  pthread_mutexattr_destroy (&attr);
+}
+
+static void
+lock_kind (int k)
+{
+  switch (k % KINDS)
+    {
+    case 0: pthread_mutex_lock (&pi_mutex); break;
+    case 1: pthread_mutex_lock (&robust_mutex); break;
+    case 2: pthread_spin_lock (&spin); break;
+    case 3: mtx_lock (&c11_mutex); break;
+    default: pthread_mutex_lock (&shared_mutex); break;
+    }
+}
+
+static void
+unlock_kind (int k)
+{
+  switch (k % KINDS)
+    {
+    case 0: pthread_mutex_unlock (&pi_mutex); break;
+    case 1: pthread_mutex_unlock (&robust_mutex); break;
+    case 2: pthread_spin_unlock (&spin); break;
+    case 3: mtx_unlock (&c11_mutex); break;
+    default: pthread_mutex_unlock (&shared_mutex); break;
+    }
+}
+
+static void
+every_kind (void)
+{
+  init_kind (&pi_mutex, PTHREAD_PRIO_INHERIT, PTHREAD_MUTEX_STALLED,
+             PTHREAD_PROCESS_PRIVATE);
+  init_kind (&robust_mutex, PTHREAD_PRIO_NONE, PTHREAD_MUTEX_ROBUST,
+             PTHREAD_PROCESS_PRIVATE);
+  init_kind (&shared_mutex, PTHREAD_PRIO_NONE, PTHREAD_MUTEX_STALLED,
+             PTHREAD_PROCESS_SHARED);
+  pthread_spin_init (&spin, PTHREAD_PROCESS_PRIVATE);
+  mtx_init (&c11_mutex, mtx_plain);
+  for (int k = 0; k < KINDS; k++)
+    {
+      lock_kind (k); /* line:kinds-first */
+      lock_kind (k + 1); /* line:kinds-second */
+      unlock_kind (k + 1);
+      unlock_kind (k);
+    }
 }
 
 /* Reported: unlocking lock_a twice; the second unlock releases a lock
@@ -542,6 +613,7 @@ static const struct
   { "philosophers", philosophers },
   { "self-deadlock", self_deadlock },
   { "double-unlock", double_unlock },
+  { "every-kind", every_kind },
   { "destroy-held", destroy_held },
   { "exit-holding", exit_holding },
   { "errorcheck-recursive", errorcheck_and_recursive },

@@ -210,6 +210,39 @@ thread TID is taking ADDR, lock_a (PROG), at self_deadlock+OFF (PROG, lockdep-ca
 xpthread lockdep: 1 lock class, 0 lock orders, 1 report
 END
 
+# Every kind of lock, each named by its variable (a class per lock).
+run every-kind every-kind XPTHREAD_LOCKDEP_CLASSES=instance
+expect every-kind <<'END'
+xpthread lockdep: possible deadlock: a cycle of 5 lock orders
+thread TID is taking ADDR, pi_mutex (PROG)
+  it holds 1 lock:
+    #0 ADDR, shared_mutex (PROG), taken at every_kind+OFF (PROG, lockdep-cases.c:@kinds-first@)
+  the orders, each seen in a run of the program:
+    1. pi_mutex (PROG)
+       before robust_mutex (PROG)
+       in thread TID, which held the first (taken at every_kind+OFF (PROG, lockdep-cases.c:@kinds-first@)) and took the second
+        at every_kind+OFF (PROG, lockdep-cases.c:@kinds-second@)
+    2. robust_mutex (PROG)
+       before spin (PROG)
+       in thread TID, which held the first (taken at every_kind+OFF (PROG, lockdep-cases.c:@kinds-first@)) and took the second
+        at every_kind+OFF (PROG, lockdep-cases.c:@kinds-second@)
+    3. spin (PROG)
+       before c11_mutex (PROG)
+       in thread TID, which held the first (taken at every_kind+OFF (PROG, lockdep-cases.c:@kinds-first@)) and took the second
+        at every_kind+OFF (PROG, lockdep-cases.c:@kinds-second@)
+    4. c11_mutex (PROG)
+       before shared_mutex (PROG)
+       in thread TID, which held the first (taken at every_kind+OFF (PROG, lockdep-cases.c:@kinds-first@)) and took the second
+        at every_kind+OFF (PROG, lockdep-cases.c:@kinds-second@)
+    5. shared_mutex (PROG)
+       before pi_mutex (PROG)
+       in thread TID, which held the first (taken at every_kind+OFF (PROG, lockdep-cases.c:@kinds-first@)) and took the second
+        at every_kind+OFF (PROG, lockdep-cases.c:@kinds-second@)
+  all these orders were seen in one thread, thread TID; another run can take them in two threads at once
+
+xpthread lockdep: 5 lock classes, 5 lock orders, 1 report
+END
+
 run double-unlock double-unlock
 expect double-unlock <<'END'
 xpthread lockdep: bad unlock: a thread releases a lock it does not hold

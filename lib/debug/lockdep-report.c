@@ -147,6 +147,13 @@ allow_malloc (const struct xp_ld_held *held, unsigned depth,
   xp_sym_allow_malloc (!inside);
 }
 
+static bool
+in_some_object (const void *addr)
+{
+  Dl_info info;
+  return dladdr (addr, &info) != 0 && info.dli_fname != NULL;
+}
+
 static void
 say_class (uint32_t id)
 {
@@ -159,7 +166,15 @@ say_class (uint32_t id)
       say ("%s", name);
       break;
     case XP_LD_INSTANCE:
-      say ("lock %p", c->key);
+      /* A lock of its own: named like a static one where it is a
+         variable, else by its address.  */
+      if (in_some_object (c->key))
+        {
+          xp_sym_describe_data (c->key, name, sizeof name);
+          say ("%s", name);
+        }
+      else
+        say ("lock %p", c->key);
       break;
     case XP_LD_INIT_SITE:
       say ("the locks initialised at ");

@@ -311,6 +311,18 @@ read_counts (struct dl_phdr_info *info, size_t size, void *arg)
   return 1;
 }
 
+/* xpthread's own image, once seen: a lock taken from a site in it (C11's
+   mtx_lock) is told by the lock path without a lock of lockdep's, so
+   that the site it records is the program's.  */
+static uintptr_t own_start, own_end;
+
+static bool
+in_own_image (const void *pc)
+{
+  return (uintptr_t) pc >= xp_load_relaxed (&own_start)
+         && (uintptr_t) pc < xp_load_relaxed (&own_end);
+}
+
 static int
 add_object (struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -331,7 +343,11 @@ add_object (struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
   uintptr_t own = (uintptr_t) add_object;
   if (own >= r.start && own < r.end)
-    r.role = OWN_OBJECT;
+    {
+      r.role = OWN_OBJECT;
+      xp_store_relaxed (&own_start, r.start);
+      xp_store_relaxed (&own_end, r.end);
+    }
   else if (info->dlpi_name != NULL
            && strstr (info->dlpi_name, "libstdc++") != NULL)
     r.role = WRAPPER_OBJECT;
@@ -1092,6 +1108,7 @@ acquired_slow (const void *lock, unsigned flags, const void *site)
   if (t == NULL)
     return;
   uint32_t c = class_of (lock, flags, site);
+  site = program_site (site);
   if (c == 0 || !push_held (t, lock, c, flags, site))
     out_of_memory ();
   else
@@ -1106,7 +1123,7 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
   if (t != NULL && !t->inside && t->depth < t->capacity)
     {
       uint32_t known = known_class (t, lock, flags);
-      if (known != 0)
+      if (known != 0 && !in_own_image (site))
         {
           put_held (t, lock, known, flags, site);
           return;
