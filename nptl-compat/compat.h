@@ -103,9 +103,11 @@ void xp_compat_call_tls_dtors (void) XP_HIDDEN;
 void *xp_glibc_function (const char *name, const char *version) XP_HIDDEN;
 
 /* Hosted mode: threads started by glibc's pthread_create, wrapped in a
-   descriptor of ours.  */
+   descriptor of ours.  user_attr is what the program passed, for the
+   pthread_create probe.  */
 struct xp_attr;
 int xp_hosted_start (pthread_t *thread, const struct xp_attr *attr,
+                     const pthread_attr_t *user_attr,
                      void *(*start) (void *), void *arg) XP_HIDDEN;
 /* Wait for glibc's thread to end (after our descriptor says exited).  */
 int xp_hosted_join (struct xp_thread *t) XP_HIDDEN;

@@ -17,6 +17,7 @@
 #include "attr.h"
 #include "compat.h"
 #include "lock-hooks.h"
+#include "probes.h"
 #include "thread.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -124,6 +125,7 @@ hosted_main (void *arg)
      everything the thread did before the next pthread_create, hiding
      the program's races from them.  */
   xp_hook_thread_start (self, self->start_routine);
+  XP_PROBE (pthread_start, self, self->start_routine, self->arg);
   void *result = self->start_routine (self->arg);
   xp_hosted_return (result);
   return result;
@@ -131,6 +133,7 @@ hosted_main (void *arg)
 
 int
 xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
+                 const pthread_attr_t *user_attr,
                  void *(*start_routine) (void *), void *arg)
 {
   lookup_glibc_api ();
@@ -156,6 +159,8 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
                 ? a->policy == SCHED_FIFO || a->policy == SCHED_RR
                 : xp_self ()->realtime;
   *thread = (pthread_t) t;
+  /* As glibc's: the ID published, the thread not started yet.  */
+  XP_PROBE (pthread_create, thread, user_attr, start_routine, arg);
   xp_thread_list_add (t);
   struct hosted_start start = { .thread = t };
   xp_hook_sync_words (&start.ready, sizeof start.ready);

@@ -39,7 +39,11 @@
    broadcast waits until they have (each is handed a counter to decrement),
    so that once broadcast returns no waiter touches the condition variable
    again and it may be destroyed at once, as POSIX allows.  destroy fails
-   with EBUSY while the list is not empty.  */
+   with EBUSY while the list is not empty.
+
+   The USDT probes (probes.h) are glibc's, at the same places: cond_wait
+   at the start of every wait, cond_signal and cond_broadcast at the start
+   of every call, private or shared.  */
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "cond.h"
@@ -47,6 +51,7 @@
 #include "lock.h"
 #include "mutex.h"
 #include "lock-hooks.h"
+#include "probes.h"
 #include "spin-policy.h"
 #include <errno.h>
 #include <limits.h>
@@ -279,6 +284,7 @@ pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
 {
   struct xp_cond *c = xp_cond (cond);
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
+  XP_PROBE (cond_wait, cond, m);
   if (is_pshared (c))
     return shared_wait (cond, m, CLOCK_REALTIME, NULL);
   return wait_private (c, m, CLOCK_REALTIME, NULL);
@@ -291,6 +297,7 @@ pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
 {
   struct xp_cond *c = xp_cond (cond);
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
+  XP_PROBE (cond_wait, cond, m);
   if (is_pshared (c))
     return shared_wait (cond, m, cond_clock (c), abstime);
   return wait_private (c, m, cond_clock (c), abstime);
@@ -305,6 +312,7 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
+  XP_PROBE (cond_wait, cond, m);
   if (is_pshared (c))
     return shared_wait (cond, m, clock, abstime);
   return wait_private (c, m, clock, abstime);
@@ -315,6 +323,7 @@ int
 pthread_cond_signal (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
+  XP_PROBE (cond_signal, cond);
   if (is_pshared (c))
     return xp_glibc_cond_protocol_known () ? xp_cond_shared_signal (cond)
                                            : xp_glibc_cond ()->signal (cond);
@@ -343,6 +352,7 @@ int
 pthread_cond_broadcast (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
+  XP_PROBE (cond_broadcast, cond);
   if (is_pshared (c))
     return xp_glibc_cond_protocol_known ()
            ? xp_cond_shared_broadcast (cond)
@@ -389,6 +399,7 @@ int
 pthread_cond_init (pthread_cond_t *cond, const pthread_condattr_t *attr)
 {
   int a = attr != NULL ? *(const int *) attr : 0;
+  XP_PROBE (cond_init, cond, attr);
   if (a & XP_CONDATTR_PSHARED)
     {
       xp_cond_shared_init (cond, (a & XP_CONDATTR_MONOTONIC) != 0);
@@ -404,6 +415,7 @@ int
 pthread_cond_destroy (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
+  XP_PROBE (cond_destroy, cond);
   if (is_pshared (c))
     return xp_glibc_cond_protocol_known () ? xp_cond_shared_destroy (cond)
                                            : xp_glibc_cond ()->destroy (cond);

@@ -47,12 +47,18 @@
    unlock are a handful of instructions.  The other kinds lock a free
    mutex and make their owner's last unlock inline too, and go to
    lock_typed and unlock_typed for the rest (recursion, errors, waits).
-   bench/count-mutex counts the instructions of each kind.  */
+   bench/count-mutex counts the instructions of each kind.
+
+   The USDT probes (probes.h) sit off those inline paths: mutex_entry and
+   mutex_acquired around a lock that found the word taken (glibc fires
+   them for every lock), mutex_release after an unlock that found it
+   marked contended, lll_lock_wait before each sleep on the word.  */
 #define _GNU_SOURCE
 #include "mutex.h"
 #include "export.h"
 #include "lock-hooks.h"
 #include "mutexattr.h"
+#include "probes.h"
 #include "spin-policy.h"
 #include <errno.h>
 #include <limits.h>
@@ -117,6 +123,7 @@ after_contended_release (pthread_mutex_t *m, int old, bool private)
     xp_futex_wake (&m->__data.__lock, 1, private);
   if (old & XP_TURN_ASKED)
     leave_turn (&m->__data.__lock);
+  XP_PROBE (mutex_release, m);
   return 0;
 }
 
@@ -150,20 +157,31 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   if (err != 0)
     return err;
   while (xp_exchange_acquire (word, 2) != 0)
-    if (xp_futex_wait_abs (word, 2, clock, abstime, xp_mutex_private (kind))
-        == -ETIMEDOUT)
-      return ETIMEDOUT;
+    {
+      XP_PROBE (lll_lock_wait, word);
+      if (xp_futex_wait_abs (word, 2, clock, abstime,
+                             xp_mutex_private (kind)) == -ETIMEDOUT)
+        return ETIMEDOUT;
+    }
   return 0;
 }
 
+/* The word was taken.  Without a deadline this is pthread_mutex_lock,
+   whose waits the mutex_entry and mutex_acquired probes show; the timed
+   locks have probes of their own, at every call, as in glibc.  */
 static __attribute__ ((noinline)) XP_HOT_PATH int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
-  if (xp_spin_for_word (&m->__data.__lock, 1, xp_mutex_spin_state (m),
-                        turn_hold (m, kind), 0))
-    return 0;
-  return sleep_for_word (m, kind, clock, abstime);
+  if (abstime == NULL)
+    XP_PROBE (mutex_entry, m);
+  int err = 0;
+  if (!xp_spin_for_word (&m->__data.__lock, 1, xp_mutex_spin_state (m),
+                         turn_hold (m, kind), 0))
+    err = sleep_for_word (m, kind, clock, abstime);
+  if (abstime == NULL && err == 0)
+    XP_PROBE (mutex_acquired, m);
+  return err;
 }
 
 static inline int
@@ -352,11 +370,22 @@ pthread_mutex_lock (pthread_mutex_t *m)
 }
 XP_EXPORT (pthread_mutex_lock)
 
+/* The timed locks, with glibc's probes around every call.  */
+static int
+timedlock (pthread_mutex_t *m, clockid_t clock,
+           const struct timespec *abstime, const void *site)
+{
+  XP_PROBE (mutex_timedlock_entry, m, abstime);
+  int err = lock_told (m, xp_mutex_kind (m), clock, abstime, site);
+  if (err == 0)
+    XP_PROBE (mutex_timedlock_acquired, m);
+  return err;
+}
+
 int
 pthread_mutex_timedlock (pthread_mutex_t *m, const struct timespec *abstime)
 {
-  int kind = xp_mutex_kind (m);
-  return lock_told (m, kind, CLOCK_REALTIME, abstime, XP_CALLER_SITE ());
+  return timedlock (m, CLOCK_REALTIME, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_timedlock)
 
@@ -366,8 +395,7 @@ pthread_mutex_clocklock (pthread_mutex_t *m, clockid_t clock,
 {
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
-  int kind = xp_mutex_kind (m);
-  return lock_told (m, kind, clock, abstime, XP_CALLER_SITE ());
+  return timedlock (m, clock, abstime, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_clocklock)
 
@@ -503,6 +531,11 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
      (often in a wait of its own): spin the longest spin the policy
      allows, whatever the lock's estimate says, and leave the estimate to
      its lockers.  */
+  /* glibc's relock is its pthread_mutex_lock, probes included; here, as
+     for a lock, they show only a relock that finds the mutex taken.  */
+  bool taken = XP_PROBES_ON && xp_load_relaxed (&m->__data.__lock) != 0;
+  if (taken)
+    XP_PROBE (mutex_entry, m);
   if (!xp_spin_for_word (&m->__data.__lock, 2, xp_mutex_spin_state (m),
                          turn_hold (m, kind), xp_spin_config.max_spins))
     {
@@ -510,6 +543,8 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m)
       if (err != 0)
         return err;
     }
+  if (taken)
+    XP_PROBE (mutex_acquired, m);
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
   take_ownership (m, kind, xp_self_tid ());
@@ -549,6 +584,7 @@ pthread_mutex_init (pthread_mutex_t *m, const pthread_mutexattr_t *attr)
     kind |= XP_MUTEX_ROBUST | XP_MUTEX_PSHARED;
   m->__data.__kind = kind;
   xp_hook_lock_init (m, lockdep_flags (kind), XP_CALLER_SITE ());
+  XP_PROBE (mutex_init, m);
   return 0;
 }
 XP_EXPORT (pthread_mutex_init)
@@ -569,6 +605,7 @@ pthread_mutex_destroy (pthread_mutex_t *m)
   /* Later use of the mutex then fails with EINVAL, as with glibc.  */
   xp_store_relaxed (&m->__data.__kind, -1);
   xp_hook_lock_destroy (m);
+  XP_PROBE (mutex_destroy, m);
   return 0;
 }
 XP_EXPORT (pthread_mutex_destroy)

@@ -100,12 +100,19 @@
    and then reads WRITERS_WAITING, a writer about to sleep sets
    WRITERS_WAITING (or finds it set) and then reads the slots again, so
    either the writer sees them empty and does not sleep, or the last
-   reader to leave sees the bit and wakes it.  */
+   reader to leave sees the bit and wakes it.
+
+   The USDT probes (probes.h) have glibc's names but sit on the slow
+   paths only: rdlock_entry and rdlock_acquire_read around a read lock
+   that could not enter at once, wrlock_entry and wrlock_acquire_write
+   around such a write lock, rwlock_unlock where a release wakes
+   sleepers.  */
 #define _GNU_SOURCE
 #include "rwlock.h"
 #include "export.h"
 #include "futex.h"
 #include "lock-hooks.h"
+#include "probes.h"
 #include "reader-slots.h"
 #include "spin-policy.h"
 #include "thread.h"
@@ -261,6 +268,7 @@ after_last_reader (pthread_rwlock_t *rw, unsigned s)
   while (admits_writer (s) && (s & WRITERS_WAITING))
     if (xp_cas (state (rw), &s, s & ~WAITING))
       {
+        XP_PROBE (rwlock_unlock, rw);
         wake_writer (rw);
         if (s & READERS_WAITING)
           wake_readers (rw);
@@ -476,15 +484,25 @@ now_writing (pthread_rwlock_t *rw, const void *site, bool hooked)
     self->rwlock_writes++;
 }
 
+/* Out of line, so that the probe costs the writer's uncontended unlock
+   nothing.  */
+static __attribute__ ((noinline)) void
+wake_after_writer (pthread_rwlock_t *rw, unsigned old)
+{
+  XP_PROBE (rwlock_unlock, rw);
+  if (old & WRITERS_WAITING)
+    wake_writer (rw);
+  if (old & READERS_WAITING)
+    wake_readers (rw);
+}
+
 static void
 release_writer (pthread_rwlock_t *rw)
 {
   xp_store_relaxed (&rw->__data.__cur_writer, 0);
   unsigned old = xp_fetch_and (state (rw), ~(WRITER | WAITING));
-  if (old & WRITERS_WAITING)
-    wake_writer (rw);
-  if (old & READERS_WAITING)
-    wake_readers (rw);
+  if (xp_unlikely (old & WAITING))
+    wake_after_writer (rw, old);
 }
 
 /* The conditions a waiter spins for (spin_until), which take the lock
@@ -563,7 +581,7 @@ holds_for_writing (pthread_rwlock_t *rw)
 }
 
 static int
-rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
+rdlock_wait (pthread_rwlock_t *rw, clockid_t clock,
              const struct timespec *abstime)
 {
   if (holds_for_writing (rw))
@@ -592,6 +610,17 @@ rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
           == ETIMEDOUT)
         return ETIMEDOUT;
     }
+}
+
+static __attribute__ ((noinline)) int
+rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
+             const struct timespec *abstime)
+{
+  XP_PROBE (rdlock_entry, rw);
+  int err = rdlock_wait (rw, clock, abstime);
+  if (err == 0)
+    XP_PROBE (rdlock_acquire_read, rw);
+  return err;
 }
 
 static inline int
@@ -624,7 +653,7 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
 }
 
 static int
-wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
+wrlock_wait (pthread_rwlock_t *rw, clockid_t clock,
              const struct timespec *abstime)
 {
   if (holds_for_writing (rw))
@@ -656,6 +685,17 @@ wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
       if (err == 0)
         keep = WRITERS_WAITING;
     }
+}
+
+static __attribute__ ((noinline)) int
+wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
+             const struct timespec *abstime)
+{
+  XP_PROBE (wrlock_entry, rw);
+  int err = wrlock_wait (rw, clock, abstime);
+  if (err == 0)
+    XP_PROBE (wrlock_acquire_write, rw);
+  return err;
 }
 
 static inline int
@@ -705,6 +745,7 @@ pthread_rwlock_destroy (pthread_rwlock_t *rw)
   if (held && (s & WAITING))
     return EBUSY;
   xp_hook_lock_destroy (rw);
+  XP_PROBE (rwlock_destroy, rw);
   return 0;
 }
 XP_EXPORT (pthread_rwlock_destroy)

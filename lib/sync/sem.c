@@ -19,12 +19,17 @@
    sleeps again, still counted, so a later post wakes it.  After the CAS
    that makes a token available, post touches the semaphore only to wake
    (on a freed or reused word that is at worst a spurious wake), so the
-   waiter that takes the token may destroy the semaphore at once.  */
+   waiter that takes the token may destroy the semaphore at once.
+
+   glibc has no semaphore probes; xpthread's (probes.h) follow the
+   mutex's: sem_wait_entry and sem_wait_ret around a wait that found no
+   token, sem_post_wake before a post's wake.  */
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "export.h"
 #include "futex.h"
 #include "lock-hooks.h"
+#include "probes.h"
 #include "spin-policy.h"
 #include "sync-layout.h"
 #include <errno.h>
@@ -112,7 +117,8 @@ spin_for_token (struct xp_sem *s)
 }
 
 static int
-wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime)
+wait_for_token (struct xp_sem *s, clockid_t clock,
+                const struct timespec *abstime)
 {
   if (spin_for_token (s))
     return 0;
@@ -132,6 +138,17 @@ wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime)
       else if (xp_cas (&s->data.whole, &d, d - 1 - ONE_WAITER))
         return 0;
     }
+}
+
+/* Returns 0 or an error number (ETIMEDOUT, EINTR, ECANCELED), which the
+   return probe shows.  */
+static __attribute__ ((noinline)) int
+wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime)
+{
+  XP_PROBE (sem_wait_entry, s);
+  int err = wait_for_token (s, clock, abstime);
+  XP_PROBE (sem_wait_ret, s, err);
+  return err;
 }
 
 static int
@@ -196,7 +213,11 @@ sem_post (sem_t *sem)
       }
   while (!xp_cas (&s->data.whole, &d, d + 1));
   if (d >> XP_SEM_NWAITERS_SHIFT)
-    xp_futex_wake ((int *) value_word (s), 1, private_);
+    {
+      /* Only the address: the semaphore may be gone already.  */
+      XP_PROBE (sem_post_wake, s);
+      xp_futex_wake ((int *) value_word (s), 1, private_);
+    }
   return 0;
 }
 XP_EXPORT (sem_post)

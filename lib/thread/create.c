@@ -18,6 +18,7 @@
 #include "compat.h"
 #include "lock-hooks.h"
 #include "export.h"
+#include "probes.h"
 #include "stack.h"
 #include "thread.h"
 #include <errno.h>
@@ -61,6 +62,7 @@ thread_main (void *arg)
   if (!run)
     return 0;
   xp_hook_thread_start (self, self->start_routine);
+  XP_PROBE (pthread_start, self, self->start_routine, self->arg);
   xp_thread_exit (self->start_routine (self->arg));
 }
 
@@ -156,6 +158,7 @@ prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
 
 static int
 create_raw (pthread_t *thread, const struct xp_attr *a,
+            const pthread_attr_t *user_attr,
             void *(*start) (void *), void *arg)
 {
   struct xp_thread *t;
@@ -171,8 +174,10 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
   /* The descriptor and TLS sit above the stack, so the thread gets
      exactly the stack it asked for, and pthread_getattr_np reports it.  */
   char *stack_top = (char *) t->stack_base + t->stack_size;
-  /* Published before the thread runs, which may read it.  */
+  /* Published before the thread runs, which may read it; the probe,
+     glibc's, fires in between, as in glibc.  */
   *thread = (pthread_t) t;
+  XP_PROBE (pthread_create, thread, user_attr, start, arg);
   xp_thread_list_add (t);
   xp_fetch_add (&xp_live_threads, 1);
 
@@ -209,10 +214,10 @@ pthread_create (pthread_t *thread, const pthread_attr_t *attr,
   if (xp_self_ptr == NULL && xp_try_adopt_current () == NULL)
     return EAGAIN;
   if (xp_mode == XP_MODE_HOSTED)
-    return xp_hosted_start (thread, &a, start_routine, arg);
+    return xp_hosted_start (thread, &a, attr, start_routine, arg);
   int err = xp_compat_go_multithreaded ();
   if (err != 0)
     return err;
-  return create_raw (thread, &a, start_routine, arg);
+  return create_raw (thread, &a, attr, start_routine, arg);
 }
 XP_EXPORT (pthread_create)

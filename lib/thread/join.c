@@ -13,6 +13,7 @@
 #include "compat.h"
 #include "export.h"
 #include "lock-hooks.h"
+#include "probes.h"
 #include "stack.h"
 #include "thread.h"
 #include <errno.h>
@@ -83,7 +84,8 @@ xp_thread_release (struct xp_thread *t)
 }
 
 /* SITE: where the program called; a join waits for the thread's end as
-   a lock waits for its release (the lock hooks).  */
+   a lock waits for its release (the lock hooks).  RESULT is never NULL
+   (join_probed).  */
 static int
 join (pthread_t thread, void **result, clockid_t clock,
       const struct timespec *abstime, bool try_only, const void *site)
@@ -116,27 +118,43 @@ join (pthread_t thread, void **result, clockid_t clock,
   if (err != 0)
     return err;
   xp_hook_receive (t);
-  if (result != NULL)
-    *result = t->result;
+  *result = t->result;
   xp_fetch_or (&t->join_state, XP_JOIN_RELEASED);
   xp_hook_lock_destroy (t);
   xp_thread_release (t);
   return 0;
 }
 
+/* glibc's probes, around every join: pthread_join_ret has the answer
+   and the thread's return value (NULL unless it was joined).  A
+   cancelled join unwinds from inside and fires no return probe, as in
+   glibc.  */
+static int
+join_probed (pthread_t thread, void **result, clockid_t clock,
+             const struct timespec *abstime, bool try_only, const void *site)
+{
+  XP_PROBE (pthread_join, thread);
+  void *value = NULL;
+  int err = join (thread, &value, clock, abstime, try_only, site);
+  if (err == 0 && result != NULL)
+    *result = value;
+  XP_PROBE (pthread_join_ret, thread, err, value);
+  return err;
+}
+
 int
 pthread_join (pthread_t thread, void **retval)
 {
-  return join (thread, retval, CLOCK_REALTIME, NULL, false,
-               XP_CALLER_SITE ());
+  return join_probed (thread, retval, CLOCK_REALTIME, NULL, false,
+                      XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_join)
 
 int
 pthread_tryjoin_np (pthread_t thread, void **retval)
 {
-  return join (thread, retval, CLOCK_REALTIME, NULL, true,
-               XP_CALLER_SITE ());
+  return join_probed (thread, retval, CLOCK_REALTIME, NULL, true,
+                      XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_tryjoin_np)
 
@@ -144,8 +162,8 @@ int
 pthread_timedjoin_np (pthread_t thread, void **retval,
                       const struct timespec *abstime)
 {
-  return join (thread, retval, CLOCK_REALTIME, abstime, false,
-               XP_CALLER_SITE ());
+  return join_probed (thread, retval, CLOCK_REALTIME, abstime, false,
+                      XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_timedjoin_np)
 
@@ -153,6 +171,7 @@ int
 pthread_clockjoin_np (pthread_t thread, void **retval, clockid_t clockid,
                       const struct timespec *abstime)
 {
-  return join (thread, retval, clockid, abstime, false, XP_CALLER_SITE ());
+  return join_probed (thread, retval, clockid, abstime, false,
+                      XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_clockjoin_np)
