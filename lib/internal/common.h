@@ -8,11 +8,6 @@
 #include <stdbool.h>
 
 #define XP_HIDDEN __attribute__ ((visibility ("hidden")))
-/* For the functions a contended lock runs in a loop: aligned to a cache
-   line, so that how fast a contended lock is does not depend on where
-   unrelated changes elsewhere in the library happen to place them (it
-   moved contended mutex cells by 20% on one x86_64 CPU).  */
-#define XP_HOT_PATH __attribute__ ((aligned (64)))
 #define xp_likely(x) __builtin_expect (!!(x), 1)
 #define xp_unlikely(x) __builtin_expect (!!(x), 0)
 

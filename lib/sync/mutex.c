@@ -114,7 +114,7 @@ time_turn (short *hold)
 
 /* Returns 0, pthread_mutex_unlock's answer, so that it can be a tail
    call and the fast path needs no stack frame.  */
-static __attribute__ ((noinline)) XP_HOT_PATH int
+static __attribute__ ((noinline)) int
 after_contended_release (pthread_mutex_t *m, int old, bool private)
 {
   if (old & XP_TURN_TIMED)
@@ -148,7 +148,7 @@ turn_hold (pthread_mutex_t *m, int kind)
 }
 
 /* Sleep until the word is ours (left at 2).  */
-static XP_HOT_PATH int
+static int
 sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
                 const struct timespec *abstime)
 {
@@ -169,7 +169,7 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
 /* The word was taken.  Without a deadline this is pthread_mutex_lock,
    whose waits the mutex_entry and mutex_acquired probes show; the timed
    locks have probes of their own, at every call, as in glibc.  */
-static __attribute__ ((noinline)) XP_HOT_PATH int
+static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime)
 {
@@ -324,7 +324,7 @@ alone (void)
   return __libc_single_threaded != 0;
 }
 
-XP_HOT_PATH int
+int
 pthread_mutex_lock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
@@ -424,7 +424,7 @@ trylock (pthread_mutex_t *m, int kind)
   return 0;
 }
 
-XP_HOT_PATH int
+int
 pthread_mutex_trylock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
@@ -481,7 +481,7 @@ unlock_hooked (pthread_mutex_t *m, int kind)
   return unlock_slow (m, kind);
 }
 
-XP_HOT_PATH int
+int
 pthread_mutex_unlock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
