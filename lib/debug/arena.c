@@ -3,9 +3,11 @@
    allocator that locks, so it can never call malloc.  Small pieces are
    cut from shared chunks and never given back; a big block (a map's
    slots, a search's stack) has a mapping of its own, unmapped when it
-   is replaced by a bigger one.  */
+   is replaced by a bigger one.  Lockdep and the profiler may both take
+   memory at once: the chunks are under a lock of their own, a leaf.  */
 #define _GNU_SOURCE
 #include "arena.h"
+#include "fork-locks.h"
 #include <string.h>
 #include <sys/mman.h>
 
@@ -14,6 +16,7 @@
 static char *chunk_next;
 static size_t chunk_left;
 static size_t in_use;
+static XP_FORK_LOCK (arena, arena_lock);
 
 static void *
 map_pages (size_t size)
@@ -35,8 +38,8 @@ own_block (size_t size)
   return size > CHUNK_SIZE / 4;
 }
 
-void *
-xp_arena_alloc (size_t size)
+static void *
+alloc_locked (size_t size)
 {
   size = rounded (size);
   if (own_block (size))
@@ -60,6 +63,15 @@ xp_arena_alloc (size_t size)
   return p;
 }
 
+void *
+xp_arena_alloc (size_t size)
+{
+  xp_lock (&arena_lock);
+  void *p = alloc_locked (size);
+  xp_unlock (&arena_lock);
+  return p;
+}
+
 void
 xp_arena_free (void *p, size_t size)
 {
@@ -67,7 +79,9 @@ xp_arena_free (void *p, size_t size)
   if (p == NULL || !own_block (size))
     return;
   munmap (p, size);
+  xp_lock (&arena_lock);
   in_use -= size;
+  xp_unlock (&arena_lock);
 }
 
 size_t

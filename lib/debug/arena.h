@@ -6,7 +6,7 @@
 #include "common.h"
 
 /* SIZE zeroed bytes, aligned to 16, never freed; NULL when the kernel
-   refuses memory.  Callers serialise (the lockdep lock).  */
+   refuses memory.  Any thread may call.  */
 void *xp_arena_alloc (size_t size) XP_HIDDEN;
 /* Give back P, SIZE bytes from xp_arena_alloc: a block of its own goes
    back to the kernel, a piece of a shared chunk stays where it is.  */

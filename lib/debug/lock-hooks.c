@@ -1,10 +1,13 @@
 /* The deliveries of the lock hooks to their observers: valgrind's
    thread checkers when the process runs under one of them, the lock
-   validator when XPTHREAD_LOCKDEP asks for it.  */
+   validator when XPTHREAD_LOCKDEP asks for it, the contention profiler
+   when XPTHREAD_PROF does.  */
 #include "lock-hooks.h"
+#include "prof.h"
 #include "valgrind.h"
 
 int xp_lock_hooks;
+int xp_sync_hooks;
 static bool valgrind_observes;
 
 /* A delivery to valgrind; none without its headers.  */
@@ -19,7 +22,9 @@ xp_lock_hooks_init (void)
 {
   bool under_valgrind = xp_vg_init (&valgrind_observes);
   bool lockdep = xp_lockdep_init ();
+  bool prof = xp_prof_init ();
   xp_lock_hooks = valgrind_observes || lockdep ? XP_LOCK_HOOKS_ON : 0;
+  xp_sync_hooks = xp_lock_hooks != 0 || prof ? XP_LOCK_HOOKS_ON : 0;
   return under_valgrind;
 }
 
@@ -44,6 +49,7 @@ xp_hooks_releasing (void *lock, size_t size, unsigned flags)
   TO_VALGRIND (xp_vg_releasing (lock, size, !(flags & XP_LD_READ)));
   if (xp_lockdep_on)
     xp_lockdep_release (lock, flags);
+  xp_prof_releasing (lock);
 }
 
 void
@@ -51,6 +57,7 @@ xp_hooks_lock_init (const void *lock, unsigned flags, const void *site)
 {
   if (xp_lockdep_on)
     xp_lockdep_lock_init (lock, flags, site);
+  xp_prof_lock_init (lock, site);
 }
 
 void
@@ -86,6 +93,7 @@ xp_hooks_thread_exit (const void *thread, bool detached)
 {
   if (xp_lockdep_on)
     xp_lockdep_thread_exit (thread, detached);
+  xp_prof_thread_exit ();
 }
 
 void

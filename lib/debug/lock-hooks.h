@@ -18,6 +18,7 @@
 #define XP_LOCK_HOOKS_ON INT32_MIN
 
 extern int xp_lock_hooks XP_HIDDEN;
+extern int xp_sync_hooks XP_HIDDEN;
 
 /* Finds the observers; true when the process runs under valgrind.
    Called once, by the mode choice (nptl-compat/mode.c), before any
@@ -49,7 +50,7 @@ void xp_hooks_sync_words (const void *addr, size_t size) XP_HIDDEN;
 static inline bool
 xp_hooks_on (void)
 {
-  return xp_unlikely (xp_lock_hooks != 0);
+  return xp_unlikely (xp_sync_hooks != 0);
 }
 
 /* The word a mutex fast path tests: its KIND (a mutex's __kind, -1 once

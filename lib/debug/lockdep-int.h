@@ -5,6 +5,7 @@
 #define XP_DEBUG_LOCKDEP_INT_H
 
 #include "lockdep.h"
+#include "objects.h"
 
 /* Where a class comes from (the class rules).  */
 enum xp_ld_origin
@@ -18,13 +19,6 @@ enum xp_ld_origin
                          each holds from its start and joiners wait for */
 };
 
-#define XP_LD_STACK_DEPTH 12
-
-struct xp_ld_stack
-{
-  unsigned depth;
-  void *pc[XP_LD_STACK_DEPTH];
-};
 
 struct xp_ld_class
 {
@@ -78,7 +72,7 @@ struct xp_ld_edge
   unsigned gates_n;
   struct xp_ld_gate gates[XP_LD_GATES];
   const void *held_site;    /* where "from" was taken */
-  struct xp_ld_stack stack; /* where "to" was taken */
+  struct xp_stack stack; /* where "to" was taken */
 };
 
 /* What the cycle search reads of an edge, apart from the rest so that
@@ -129,7 +123,7 @@ enum xp_ld_misuse
 };
 
 void xp_ld_report_misuse (enum xp_ld_misuse what, const void *lock,
-                          uint32_t class_id, const struct xp_ld_stack *stack,
+                          uint32_t class_id, const struct xp_stack *stack,
                           const struct xp_ld_held *held, unsigned depth)
   XP_HIDDEN;
 /* The exit summary: counts, and the gates of the cycles left

@@ -245,7 +245,7 @@ say_held (const struct xp_ld_held *held, unsigned depth)
 }
 
 static void
-say_stack (const struct xp_ld_stack *stack)
+say_stack (const struct xp_stack *stack)
 {
   for (unsigned i = 0; i < stack->depth; i++)
     {
@@ -310,7 +310,7 @@ json_held_list (const struct xp_ld_held *held, unsigned depth)
 }
 
 static void
-json_stack (const struct xp_ld_stack *stack)
+json_stack (const struct xp_stack *stack)
 {
   say ("\"stack\":[");
   for (unsigned i = 0; i < stack->depth; i++)
@@ -533,7 +533,7 @@ struct misuse_report
   enum xp_ld_misuse what;
   const void *lock;
   uint32_t class_id;
-  const struct xp_ld_stack *stack;
+  const struct xp_stack *stack;
   const struct xp_ld_held *held;
   unsigned depth;
 };
@@ -564,7 +564,7 @@ json_misuse (const void *arg)
 
 void
 xp_ld_report_misuse (enum xp_ld_misuse what, const void *lock,
-                     uint32_t class_id, const struct xp_ld_stack *stack,
+                     uint32_t class_id, const struct xp_stack *stack,
                      const struct xp_ld_held *held, unsigned depth)
 {
   allow_malloc (held, depth, stack->depth ? stack->pc[0] : NULL);

@@ -31,12 +31,11 @@
 #include "arena.h"
 #include "env.h"
 #include "fork-locks.h"
+#include "objects.h"
 #include "thread.h"
-#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
-#include <unwind.h>
 
 int xp_lockdep_on;
 bool xp_ld_abort_after_report;
@@ -271,111 +270,18 @@ class_for_key (const void *key, enum xp_ld_origin origin, const void *lock)
 
 /* A class whose key lies in an object that was unloaded (a site in its
    code, a lock in its data) is retired: another object loaded there
-   later, or the same one loaded again, has classes of its own.  The
-   dynamic linker counts loads and unloads; lockdep reads the counts on
-   the slow paths that look up classes and, when they moved, compares
-   the objects loaded now with those it saw last.  */
-enum object_role
-{
-  OTHER_OBJECT,
-  WRAPPER_OBJECT,           /* libstdc++: its lock calls are the program's */
-  OWN_OBJECT                /* xpthread */
-};
-
-struct object_range
-{
-  uintptr_t start, end;
-  enum object_role role;
-};
-
-struct objects
-{
-  struct object_range *ranges;
-  size_t n, size;
-};
-
-static struct objects seen_objects;
-static unsigned long long seen_adds, seen_subs;
+   later, or the same one loaded again, has classes of its own.  */
+static size_t gone_seen;
 static unsigned retired_count;
 
-static int
-read_counts (struct dl_phdr_info *info, size_t size, void *arg)
-{
-  unsigned long long *counts = arg;
-  if (size >= offsetof (struct dl_phdr_info, dlpi_subs)
-              + sizeof info->dlpi_subs)
-    {
-      counts[0] = info->dlpi_adds;
-      counts[1] = info->dlpi_subs;
-    }
-  return 1;
-}
-
-/* xpthread's own image, once seen: a lock taken from a site in it (C11's
-   mtx_lock) is told by the lock path without a lock of lockdep's, so
-   that the site it records is the program's.  */
-static uintptr_t own_start, own_end;
-
-static bool
-in_own_image (const void *pc)
-{
-  return (uintptr_t) pc >= xp_load_relaxed (&own_start)
-         && (uintptr_t) pc < xp_load_relaxed (&own_end);
-}
-
-static int
-add_object (struct dl_phdr_info *info, size_t size, void *arg)
-{
-  struct objects *objects = arg;
-  struct object_range r = { UINTPTR_MAX, 0, OTHER_OBJECT };
-  (void) size;
-  for (unsigned i = 0; i < info->dlpi_phnum; i++)
-    if (info->dlpi_phdr[i].p_type == PT_LOAD)
-      {
-        uintptr_t start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-        r.start = start < r.start ? start : r.start;
-        r.end = start + info->dlpi_phdr[i].p_memsz > r.end
-                ? start + info->dlpi_phdr[i].p_memsz : r.end;
-      }
-  struct object_range *more = reserve (objects->ranges, &objects->size,
-                                       objects->n + 1, sizeof r);
-  if (r.end == 0 || more == NULL)
-    return 0;
-  uintptr_t own = (uintptr_t) add_object;
-  if (own >= r.start && own < r.end)
-    {
-      r.role = OWN_OBJECT;
-      xp_store_relaxed (&own_start, r.start);
-      xp_store_relaxed (&own_end, r.end);
-    }
-  else if (info->dlpi_name != NULL
-           && strstr (info->dlpi_name, "libstdc++") != NULL)
-    r.role = WRAPPER_OBJECT;
-  objects->ranges = more;
-  objects->ranges[objects->n++] = r;
-  return 0;
-}
-
-/* Is R among the first N ranges of OBJECTS?  */
-static bool
-still_loaded (const struct object_range *r, const struct objects *objects,
-              size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    if (objects->ranges[i].start == r->start
-        && objects->ranges[i].end == r->end)
-      return true;
-  return false;
-}
-
 static void
-retire_in (const struct object_range *r)
+retire_in (uintptr_t start, uintptr_t end)
 {
   for (uint32_t id = 1; id < class_count; id++)
     {
       struct xp_ld_class *c = xp_ld_class (id);
-      if (!c->retired && (uintptr_t) c->key >= r->start
-          && (uintptr_t) c->key < r->end)
+      if (!c->retired && (uintptr_t) c->key >= start
+          && (uintptr_t) c->key < end)
         {
           c->retired = true;
           xp_addr_map_remove (&key_classes, (uintptr_t) c->key);
@@ -385,117 +291,14 @@ retire_in (const struct object_range *r)
 }
 
 /* Under the lockdep lock: retire the classes of objects unloaded since
-   the last look.  Objects come in load order, the new ones last: one
-   loaded again at its old place is new, its old self gone.  */
+   the last look.  */
 static void
 notice_unloads (void)
 {
-  unsigned long long counts[2] = { 0, 0 };
-  dl_iterate_phdr (read_counts, counts);
-  if (counts[0] == seen_adds && counts[1] == seen_subs)
-    return;
-  static struct objects next;
-  next.n = 0;
-  dl_iterate_phdr (add_object, &next);
-  size_t added = (size_t) (counts[0] - seen_adds);
-  size_t old = next.n > added ? next.n - added : 0;
-  if (counts[1] != seen_subs)
-    {
-      for (size_t i = 0; i < seen_objects.n; i++)
-        if (!still_loaded (&seen_objects.ranges[i], &next, old))
-          retire_in (&seen_objects.ranges[i]);
-      classes_change ();
-    }
-  struct objects swap = seen_objects;
-  seen_objects = next;
-  next = swap;
-  seen_adds = counts[0];
-  seen_subs = counts[1];
-}
-
-/* Where an address lies, from the objects seen last, not dladdr: that
-   takes the dynamic linker's load lock, which a thread in dlopen holds
-   while the object's constructors run, and they may take locks, which
-   wait for lockdep's.  */
-static const struct object_range *
-object_of (const void *addr)
-{
-  for (size_t i = 0; i < seen_objects.n; i++)
-    if ((uintptr_t) addr >= seen_objects.ranges[i].start
-        && (uintptr_t) addr < seen_objects.ranges[i].end)
-      return &seen_objects.ranges[i];
-  return NULL;
-}
-
-static bool
-in_xpthread (const void *pc)
-{
-  const struct object_range *r = object_of (pc);
-  return r != NULL && r->role == OWN_OBJECT;
-}
-
-struct stack_walk
-{
-  struct xp_ld_stack *stack;
-  bool in_xpthread;         /* still in the frames of xpthread's own */
-};
-
-/* Records the frames from the first one outside xpthread on.  */
-static _Unwind_Reason_Code
-record_frame (struct _Unwind_Context *context, void *arg)
-{
-  struct stack_walk *walk = arg;
-  void *pc = (void *) _Unwind_GetIP (context);
-  if (pc == NULL || walk->stack->depth == XP_LD_STACK_DEPTH)
-    return _URC_END_OF_STACK;
-  if (walk->in_xpthread && in_xpthread (pc))
-    return _URC_NO_REASON;
-  walk->in_xpthread = false;
-  walk->stack->pc[walk->stack->depth++] = pc;
-  return _URC_NO_REASON;
-}
-
-/* Under the lockdep lock, after notice_unloads: the frames' objects are
-   looked up in its table.  The unwinder finds frames with glibc's
-   _dl_find_object, which takes no lock, or dl_iterate_phdr, whose lock
-   no constructor runs under.  */
-static void
-capture_stack (struct xp_ld_stack *stack)
-{
-  struct stack_walk walk = { stack, true };
-  stack->depth = 0;
-  _Unwind_Backtrace (record_frame, &walk);
-}
-
-/* Is PC in xpthread or in a library that wraps its locks (libstdc++),
-   whose callers are the sites that tell locks apart?  */
-static bool
-in_wrapper (const void *pc)
-{
-  const struct object_range *r = object_of (pc);
-  return r != NULL && r->role != OTHER_OBJECT;
-}
-
-/* SITE, or when it lies in a wrapper (C11's mtx_lock, a libstdc++
-   function), the first caller outside.  */
-static const void *
-program_site (const void *site)
-{
-  if (site == NULL || !in_wrapper (site))
-    return site;
-  struct xp_ld_stack stack;
-  capture_stack (&stack);
-  for (unsigned i = 0; i < stack.depth; i++)
-    if (!in_wrapper (stack.pc[i]))
-      return stack.pc[i];
-  return site;
-}
-
-/* A lock inside a loaded object's image is in static storage.  */
-static bool
-is_static (const void *lock)
-{
-  return object_of (lock) != NULL;
+  size_t seen = xp_objects_gone (gone_seen, retire_in);
+  if (seen != gone_seen)
+    classes_change ();
+  gone_seen = seen;
 }
 
 /* Memory of a lock that was never destroyed (a std::mutex) may be freed
@@ -542,10 +345,10 @@ class_of (const void *lock, unsigned flags, const void *site)
   stamp (lock, flags);
   if (instance_classes)
     id = class_for_key (lock, XP_LD_INSTANCE, lock);
-  else if (is_static (lock))
+  else if (xp_objects_static (lock))
     id = class_for_key (lock, XP_LD_STATIC, lock);
   else
-    id = class_for_key (program_site (site), XP_LD_FIRST_LOCK, lock);
+    id = class_for_key (xp_objects_program_site (site), XP_LD_FIRST_LOCK, lock);
   if (id != 0 && !give_class (lock, id))
     id = 0;
   return id;
@@ -821,7 +624,7 @@ check_edge (uint32_t id, const void *lock, const struct ld_thread *t)
    with FLAGS and STACK.  */
 static void
 took (struct xp_ld_edge *e, const struct xp_ld_held *h, unsigned flags,
-      const struct xp_ld_stack *stack)
+      const struct xp_stack *stack)
 {
   e->tid = xp_self_tid ();
   e->read_second = (flags & XP_LD_READ) != 0;
@@ -833,14 +636,14 @@ took (struct xp_ld_edge *e, const struct xp_ld_held *h, unsigned flags,
 struct lazy_stack
 {
   bool taken;
-  struct xp_ld_stack stack;
+  struct xp_stack stack;
 };
 
-static const struct xp_ld_stack *
+static const struct xp_stack *
 stack_of (struct lazy_stack *s)
 {
   if (!s->taken)
-    capture_stack (&s->stack);
+    xp_objects_capture_stack (&s->stack);
   s->taken = true;
   return &s->stack;
 }
@@ -1108,7 +911,7 @@ acquired_slow (const void *lock, unsigned flags, const void *site)
   if (t == NULL)
     return;
   uint32_t c = class_of (lock, flags, site);
-  site = program_site (site);
+  site = xp_objects_program_site (site);
   if (c == 0 || !push_held (t, lock, c, flags, site))
     out_of_memory ();
   else
@@ -1123,7 +926,7 @@ xp_lockdep_acquired (const void *lock, unsigned flags, const void *site)
   if (t != NULL && !t->inside && t->depth < t->capacity)
     {
       uint32_t known = known_class (t, lock, flags);
-      if (known != 0 && !in_own_image (site))
+      if (known != 0 && !xp_objects_own (site))
         {
           put_held (t, lock, known, flags, site);
           return;
@@ -1159,8 +962,8 @@ misused (enum xp_ld_misuse what, const void *lock)
   uint32_t c = xp_addr_map_get (&lock_classes, (uintptr_t) lock);
   if (c != 0 && first_misuse (what, c))
     {
-      struct xp_ld_stack stack;
-      capture_stack (&stack);
+      struct xp_stack stack;
+      xp_objects_capture_stack (&stack);
       report_count++;
       xp_ld_report_misuse (what, lock, c, &stack, t->held, t->depth);
     }
@@ -1254,7 +1057,7 @@ xp_lockdep_thread_exit (const void *thread, bool detached)
     {
       report_count++;
       /* Where it ends is the library's thread start, or glibc's.  */
-      struct xp_ld_stack nowhere = { .depth = 0 };
+      struct xp_stack nowhere = { .depth = 0 };
       xp_ld_report_misuse (XP_LD_EXIT_HOLDING, thread, 0, &nowhere, t->held,
                            t->depth);
     }
@@ -1307,7 +1110,7 @@ xp_lockdep_lock_init (const void *lock, unsigned flags, const void *site)
   notice_unloads ();
   classes_change ();
   uint32_t c = instance_classes ? class_for_key (lock, XP_LD_INSTANCE, lock)
-                                : class_for_key (program_site (site),
+                                : class_for_key (xp_objects_program_site (site),
                                                  XP_LD_INIT_SITE, lock);
   if (c == 0 || !give_class (lock, c))
     out_of_memory ();

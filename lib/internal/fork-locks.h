@@ -22,16 +22,26 @@
    - stack_cache: its holder takes glibc's thread list lock (reclaiming a
      block takes its TCB off glibc's list) and calls free; same chain, so
      it comes before thread_list.
-   - lockdep: its holder (lib/debug/lockdep.c) takes no lock of the
+   - lockdep: its holder (lib/debug/lockdep.c) takes only objects of the
      table, but it is taken inside every pthread lock, and so inside
      malloc, while the holders of the locks above may wait for malloc;
      so it comes after them.
+   - prof: the contention profiler's tables (lib/debug/prof.c), taken on
+     the slow paths of locks, and by its reporter only to copy them (it
+     names and writes after); after lockdep, whose holder may be inside
+     a profiled lock path.
+   - objects: the loaded objects (lib/debug/objects.c), taken inside
+     lockdep's and the profiler's locks; its holder calls only
+     dl_iterate_phdr, mmap and the unwinder.
+   - arena: the lock debugging tools' memory (lib/debug/arena.c), taken
+     inside the three above; its holder calls only mmap.
    - thread_list: taken with glibc's thread list lock held (create_raw)
      and by exiting threads with every signal blocked, so it comes last:
      once prepare has it, it waits for nothing more.
    - default_attr, keys, named_sems, system, hosted_descriptors: leaves;
      their holders call only malloc, mmap, sigaction or getrlimit.
-   No lock of the table is taken while another of them is held.
+   Apart from objects and arena, taken inside lockdep and prof, no lock
+   of the table is taken while another of them is held.
 
    Not in the table, and why:
    - glibc's thread list lock (nptl-compat/glibc-list.c): glibc's, and
@@ -65,6 +75,9 @@
   X (hosted_descriptors) \
   X (stack_cache) \
   X (lockdep) \
+  X (prof) \
+  X (objects) \
+  X (arena) \
   X (thread_list)
 
 #define XP_FORK_ORDER(entry) XP_FORK_ORDER_##entry,

@@ -35,6 +35,7 @@
 #include "export.h"
 #include "futex.h"
 #include "lock-hooks.h"
+#include "prof.h"
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -137,7 +138,10 @@ pthread_barrier_wait (pthread_barrier_t *bar)
       leave (b);
       return PTHREAD_BARRIER_SERIAL_THREAD;
     }
+  struct xp_prof_wait wait;
+  xp_prof_wait_begin (&wait, bar, XP_PROF_BARRIER, XP_CALLER_SITE ());
   sleep_through_round (b, (uint32_t) (old >> 32));
+  xp_prof_wait_end (&wait, true);
   xp_hook_receive (bar);
   leave (b);
   return 0;

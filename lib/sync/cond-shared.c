@@ -425,7 +425,7 @@ xp_cond_shared_wait (pthread_cond_t *cond, pthread_mutex_t *m,
   int outcome = await_signal (cond, wseq, clock, abstime);
   /* Before re-locking, so that destroy may run under the mutex.  */
   leave (c);
-  int relock = xp_mutex_relock_after_wait (m);
+  int relock = xp_mutex_relock_after_wait (m, NULL);
   if (outcome == WAIT_CANCELLED)
     xp_cancel_act ();
   return relock != 0 ? relock : outcome;

@@ -51,6 +51,7 @@
 #include "lock.h"
 #include "mutex.h"
 #include "lock-hooks.h"
+#include "prof.h"
 #include "probes.h"
 #include "spin-policy.h"
 #include <errno.h>
@@ -223,9 +224,10 @@ act_on_cancel (struct xp_cond *c, int outcome)
   xp_cancel_act ();
 }
 
+/* SITE: the program's call, for the profiler, which times the sleep.  */
 static int
 wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
-              const struct timespec *abstime)
+              const struct timespec *abstime, const void *site)
 {
   int err = xp_check_abstime (abstime);
   if (err != 0)
@@ -245,9 +247,12 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
         pthread_cond_signal ((pthread_cond_t *) c);
       return err;
     }
+  struct xp_prof_wait asleep;
+  xp_prof_wait_begin (&asleep, c, XP_PROF_COND, site);
   err = sleep_until_signalled (c, &w, clock, abstime);
+  xp_prof_wait_end (&asleep, true);
   xp_hook_receive (c);
-  int relock = xp_mutex_relock_after_wait (m);
+  int relock = xp_mutex_relock_after_wait (m, site);
   if (w.next_in_batch != NULL)
     wake (w.next_in_batch);
   if (err < 0)
@@ -287,7 +292,8 @@ pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (c))
     return shared_wait (cond, m, CLOCK_REALTIME, NULL);
-  return wait_private (c, m, CLOCK_REALTIME, NULL);
+  return wait_private (c, m, CLOCK_REALTIME, NULL,
+                       XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_cond_wait)
 
@@ -300,7 +306,8 @@ pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (c))
     return shared_wait (cond, m, cond_clock (c), abstime);
-  return wait_private (c, m, cond_clock (c), abstime);
+  return wait_private (c, m, cond_clock (c), abstime,
+                       XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_cond_timedwait)
 
@@ -315,9 +322,21 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (c))
     return shared_wait (cond, m, clock, abstime);
-  return wait_private (c, m, clock, abstime);
+  return wait_private (c, m, clock, abstime,
+                       XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_cond_clockwait)
+
+/* Tell the profiler of a signal (or broadcast) at SITE; WOKE: it ended
+   a wait.  Returns 0, the answer of the call.  */
+static inline int
+told_signal (pthread_cond_t *cond, const void *site, bool broadcast,
+             bool woke)
+{
+  if (xp_prof_active ())
+    xp_prof_signalled (cond, site, broadcast, woke);
+  return 0;
+}
 
 int
 pthread_cond_signal (pthread_cond_t *cond)
@@ -331,7 +350,7 @@ pthread_cond_signal (pthread_cond_t *cond)
   xp_hook_sync_words (c, sizeof *c);
   xp_hook_send (c);
   if (xp_load_relaxed (&c->oldest) == NULL)
-    return 0;
+    return told_signal (cond, XP_CALLER_SITE (), false, false);
   struct xp_cond_waiter *chosen = NULL;
   xp_lock (list_lock (c));
   for (struct xp_cond_waiter *w = c->oldest; w != NULL; w = w->newer)
@@ -344,7 +363,7 @@ pthread_cond_signal (pthread_cond_t *cond)
   xp_unlock (list_lock (c));
   if (chosen != NULL)
     wake (chosen);
-  return 0;
+  return told_signal (cond, XP_CALLER_SITE (), false, chosen != NULL);
 }
 XP_EXPORT (pthread_cond_signal)
 
@@ -360,7 +379,7 @@ pthread_cond_broadcast (pthread_cond_t *cond)
   xp_hook_sync_words (c, sizeof *c);
   xp_hook_send (c);
   if (xp_load_relaxed (&c->oldest) == NULL)
-    return 0;
+    return told_signal (cond, XP_CALLER_SITE (), true, false);
   struct xp_cond_waiter *first = NULL, *last = NULL;
   int leaving = 0;
   xp_lock (list_lock (c));
@@ -391,7 +410,7 @@ pthread_cond_broadcast (pthread_cond_t *cond)
   int n;
   while ((n = xp_load_acquire (&leaving)) != 0)
     xp_futex_wait (&leaving, n, true);
-  return 0;
+  return told_signal (cond, XP_CALLER_SITE (), true, first != NULL);
 }
 XP_EXPORT (pthread_cond_broadcast)
 

@@ -49,6 +49,12 @@
    lock_typed and unlock_typed for the rest (recursion, errors, waits).
    bench/count-mutex counts the instructions of each kind.
 
+   The contention profiler (prof.h) is told of a wait in
+   acquire_word_slow and of a failed try; a private mutex so contended
+   gets XP_MUTEX_PROFILED in its kind, which sends its lock and unlock
+   to lock_special and unlock_special, where it is told of every
+   acquisition and release.
+
    The USDT probes (probes.h) sit off those inline paths: mutex_entry and
    mutex_acquired around a lock that found the word taken (glibc fires
    them for every lock), mutex_release after an unlock that found it
@@ -59,6 +65,7 @@
 #include "lock-hooks.h"
 #include "mutexattr.h"
 #include "probes.h"
+#include "prof.h"
 #include "spin-policy.h"
 #include <errno.h>
 #include <limits.h>
@@ -169,34 +176,58 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
 /* The word was taken.  Without a deadline this is pthread_mutex_lock,
    whose waits the mutex_entry and mutex_acquired probes show; the timed
    locks have probes of their own, at every call, as in glibc.  */
+/* The profiler watches M, found taken, from now on: a private mutex is
+   marked (shared ones are seen by other processes, and only their waits
+   are counted).  */
+static void
+watch (pthread_mutex_t *m, int kind)
+{
+  if (xp_mutex_private (kind) && xp_mutex_word_protocol (kind))
+    xp_fetch_or (&m->__data.__kind, XP_MUTEX_PROFILED);
+}
+
 static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
-                   const struct timespec *abstime)
+                   const struct timespec *abstime, const void *site)
 {
   if (abstime == NULL)
     XP_PROBE (mutex_entry, m);
+  struct xp_prof_wait wait;
+  xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
   int err = 0;
   if (!xp_spin_for_word (&m->__data.__lock, 1, xp_mutex_spin_state (m),
                          turn_hold (m, kind), 0))
     err = sleep_for_word (m, kind, clock, abstime);
+  if (xp_prof_active ())
+    {
+      xp_prof_wait_end (&wait, err == 0);
+      watch (m, kind);
+    }
   if (abstime == NULL && err == 0)
     XP_PROBE (mutex_acquired, m);
   return err;
 }
 
+/* PROFILED: the mutex is watched, and told of an acquisition without a
+   wait (acquire_word_slow tells of the others).  */
 static inline int
 acquire_word (pthread_mutex_t *m, int kind, clockid_t clock,
-              const struct timespec *abstime)
+              const struct timespec *abstime, const void *site,
+              bool profiled)
 {
   int expected = 0;
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
-    return 0;
-  return acquire_word_slow (m, kind, clock, abstime);
+    {
+      if (profiled)
+        xp_prof_acquired (m, XP_PROF_MUTEX, site);
+      return 0;
+    }
+  return acquire_word_slow (m, kind, clock, abstime, site);
 }
 
 static int
 lock_typed (pthread_mutex_t *m, int kind, clockid_t clock,
-            const struct timespec *abstime)
+            const struct timespec *abstime, const void *site, bool profiled)
 {
   int tid = xp_self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
@@ -209,7 +240,7 @@ lock_typed (pthread_mutex_t *m, int kind, clockid_t clock,
     }
   if (type == PTHREAD_MUTEX_ERRORCHECK_NP && m->__data.__owner == tid)
     return EDEADLK;
-  int err = acquire_word (m, kind, clock, abstime);
+  int err = acquire_word (m, kind, clock, abstime, site, profiled);
   if (err != 0)
     return err;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP)
@@ -218,12 +249,24 @@ lock_typed (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
+/* The lock hooks and the profiler see a recursive mutex taken and released once, at its
+   outermost level, as the tools expect of a lock.  */
+static bool
+outermost (const pthread_mutex_t *m, int kind)
+{
+  return (kind & XP_MUTEX_TYPE_MASK) != PTHREAD_MUTEX_RECURSIVE_NP
+         || m->__data.__count == 1;
+}
+
 /* The kinds with a protocol of their own.  Priority inheritance decides
    the word's protocol even when the mutex is also robust.  */
 static int
 lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
-              const struct timespec *abstime)
+              const struct timespec *abstime, const void *site)
 {
+  if (kind & XP_MUTEX_PROFILED)
+    return lock_typed (m, kind & ~XP_MUTEX_PROFILED, clock, abstime, site,
+                       true);
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_lock (m, kind, clock, abstime);
   if (kind & XP_MUTEX_PRIO_PROTECT)
@@ -231,9 +274,18 @@ lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
   return xp_mutex_robust_lock (m, kind, clock, abstime);
 }
 
+static int trylock (pthread_mutex_t *m, int kind, const void *site);
+
 static int
-trylock_special (pthread_mutex_t *m, int kind)
+trylock_special (pthread_mutex_t *m, int kind, const void *site)
 {
+  if (kind & XP_MUTEX_PROFILED)
+    {
+      int err = trylock (m, kind & ~XP_MUTEX_PROFILED, site);
+      if (err == 0 && outermost (m, kind))
+        xp_prof_acquired (m, XP_PROF_MUTEX, site);
+      return err;
+    }
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_trylock (m, kind);
   if (kind & XP_MUTEX_PRIO_PROTECT)
@@ -241,9 +293,17 @@ trylock_special (pthread_mutex_t *m, int kind)
   return xp_mutex_robust_trylock (m, kind);
 }
 
+static int unlock_typed (pthread_mutex_t *m, int kind);
+
 static int
 unlock_special (pthread_mutex_t *m, int kind)
 {
+  if (kind & XP_MUTEX_PROFILED)
+    {
+      if (outermost (m, kind))
+        xp_prof_releasing (m);
+      return unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
+    }
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_unlock (m, kind);
   if (kind & XP_MUTEX_PRIO_PROTECT)
@@ -253,28 +313,19 @@ unlock_special (pthread_mutex_t *m, int kind)
 
 static int
 lock_any (pthread_mutex_t *m, int kind, clockid_t clock,
-          const struct timespec *abstime)
+          const struct timespec *abstime, const void *site)
 {
   if (xp_unlikely (kind < 0))
     return EINVAL;   /* destroyed */
   if (!xp_mutex_word_protocol (kind))
-    return lock_special (m, kind, clock, abstime);
-  return lock_typed (m, kind, clock, abstime);
+    return lock_special (m, kind, clock, abstime, site);
+  return lock_typed (m, kind, clock, abstime, site, false);
 }
 
 static __attribute__ ((noinline)) int
-lock_slow (pthread_mutex_t *m, int kind)
+lock_slow (pthread_mutex_t *m, int kind, const void *site)
 {
-  return lock_any (m, kind, CLOCK_REALTIME, NULL);
-}
-
-/* The lock hooks see a recursive mutex taken and released once, at its
-   outermost level, as the tools expect of a lock.  */
-static bool
-outermost (const pthread_mutex_t *m, int kind)
-{
-  return (kind & XP_MUTEX_TYPE_MASK) != PTHREAD_MUTEX_RECURSIVE_NP
-         || m->__data.__count == 1;
+  return lock_any (m, kind, CLOCK_REALTIME, NULL, site);
 }
 
 /* How the lock validator sees a lock of KIND: taking a normal or
@@ -306,7 +357,8 @@ lock_told (pthread_mutex_t *m, int kind, clockid_t clock,
 {
   if (kind >= 0)
     xp_hook_acquiring (m, lockdep_flags (kind), site);
-  return after_lock (m, kind, lock_any (m, kind, clock, abstime), site);
+  return after_lock (m, kind, lock_any (m, kind, clock, abstime, site),
+                    site);
 }
 
 static __attribute__ ((noinline)) int
@@ -346,7 +398,7 @@ pthread_mutex_lock (pthread_mutex_t *m)
           struct xp_thread *self = xp_self_ptr;
           int expected = 0;
           if (xp_unlikely (!xp_mutex_word_protocol (kind)))
-            return lock_slow (m, kind);
+            return lock_slow (m, kind, XP_CALLER_SITE ());
           if (xp_likely (self != NULL) && m->__data.__owner != self->tid
               && xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
             {
@@ -355,7 +407,8 @@ pthread_mutex_lock (pthread_mutex_t *m)
               take_ownership (m, kind, self->tid);
               return 0;
             }
-          return lock_typed (m, kind, CLOCK_REALTIME, NULL);
+          return lock_typed (m, kind, CLOCK_REALTIME, NULL,
+                             XP_CALLER_SITE (), false);
         }
     }
   if (alone () && m->__data.__lock == 0)
@@ -366,7 +419,7 @@ pthread_mutex_lock (pthread_mutex_t *m)
   int expected = 0;
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
     return 0;
-  return lock_slow (m, kind);
+  return lock_slow (m, kind, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_lock)
 
@@ -399,13 +452,25 @@ pthread_mutex_clocklock (pthread_mutex_t *m, clockid_t clock,
 }
 XP_EXPORT (pthread_mutex_clocklock)
 
+/* A try found the mutex taken: contention, for the profiler.  */
+static __attribute__ ((noinline)) int
+busy (pthread_mutex_t *m, int kind, const void *site)
+{
+  if (xp_prof_active ())
+    {
+      xp_prof_busy (m, XP_PROF_MUTEX, site);
+      watch (m, kind);
+    }
+  return EBUSY;
+}
+
 static int
-trylock (pthread_mutex_t *m, int kind)
+trylock (pthread_mutex_t *m, int kind, const void *site)
 {
   if (xp_unlikely (kind < 0))
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
-    return trylock_special (m, kind);
+    return trylock_special (m, kind, site);
   int tid = xp_self_tid ();
   int type = kind & XP_MUTEX_TYPE_MASK;
   if (type == PTHREAD_MUTEX_RECURSIVE_NP && m->__data.__owner == tid)
@@ -417,7 +482,7 @@ trylock (pthread_mutex_t *m, int kind)
     }
   int expected = 0;
   if (!xp_cas (&m->__data.__lock, &expected, 1))
-    return EBUSY;
+    return busy (m, kind, site);
   if (type == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
   take_ownership (m, kind, tid);
@@ -428,7 +493,8 @@ int
 pthread_mutex_trylock (pthread_mutex_t *m)
 {
   int kind = xp_mutex_kind (m);
-  return after_lock (m, kind, trylock (m, kind), XP_CALLER_SITE ());
+  const void *site = XP_CALLER_SITE ();
+  return after_lock (m, kind, trylock (m, kind, site), site);
 }
 XP_EXPORT (pthread_mutex_trylock)
 
@@ -520,31 +586,54 @@ pthread_mutex_unlock (pthread_mutex_t *m)
 }
 XP_EXPORT (pthread_mutex_unlock)
 
-int
-xp_mutex_relock_after_wait (pthread_mutex_t *m)
+/* The relock's wait, told to the profiler as the mutex's contention
+   at the condition wait's SITE.  */
+static int
+relock_word (pthread_mutex_t *m, int kind, const void *site)
 {
-  int kind = xp_mutex_kind (m);
-  if (!xp_mutex_word_protocol (kind))
-    return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, NULL),
-                       NULL);
   /* The mutex is usually held by the signaller, about to release it
      (often in a wait of its own): spin the longest spin the policy
      allows, whatever the lock's estimate says, and leave the estimate to
      its lockers.  */
   /* glibc's relock is its pthread_mutex_lock, probes included; here, as
      for a lock, they show only a relock that finds the mutex taken.  */
-  bool taken = XP_PROBES_ON && xp_load_relaxed (&m->__data.__lock) != 0;
+  bool taken = (XP_PROBES_ON || xp_prof_active ())
+               && xp_load_relaxed (&m->__data.__lock) != 0;
+  struct xp_prof_wait wait = { 0 };
   if (taken)
-    XP_PROBE (mutex_entry, m);
+    {
+      XP_PROBE (mutex_entry, m);
+      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
+    }
+  int err = 0;
   if (!xp_spin_for_word (&m->__data.__lock, 2, xp_mutex_spin_state (m),
                          turn_hold (m, kind), xp_spin_config.max_spins))
-    {
-      int err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
-      if (err != 0)
-        return err;
-    }
+    err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
   if (taken)
-    XP_PROBE (mutex_acquired, m);
+    {
+      xp_prof_wait_end (&wait, err == 0);
+      if (xp_prof_active ())
+        watch (m, kind);
+      if (err == 0)
+        XP_PROBE (mutex_acquired, m);
+    }
+  else if (err == 0 && (xp_mutex_kind (m) & XP_MUTEX_PROFILED))
+    xp_prof_acquired (m, XP_PROF_MUTEX, site);
+  return err;
+}
+
+int
+xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site)
+{
+  int kind = xp_mutex_kind (m);
+  if (kind >= 0)
+    kind &= ~XP_MUTEX_PROFILED;
+  if (!xp_mutex_word_protocol (kind))
+    return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, NULL,
+                                          site), NULL);
+  int err = relock_word (m, kind, site);
+  if (err != 0)
+    return err;
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
     m->__data.__count = 1;
   take_ownership (m, kind, xp_self_tid ());

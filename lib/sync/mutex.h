@@ -19,10 +19,17 @@
 #define XP_MUTEX_PRIO_PROTECT 64
 #define XP_MUTEX_PSHARED 128
 #define XP_MUTEX_ELISION_FLAGS (256 | 512)
+/* xpthread's own: a private mutex the contention profiler watches since
+   it was first contended (prof.h), whose lock and unlock therefore leave
+   the fast paths.  No glibc kind has the bit, and no process but this
+   one sees it.  */
+#define XP_MUTEX_PROFILED (1 << 20)
 /* Kinds with a protocol of their own (mutex-robust.c, mutex-pi.c,
-   mutex-pp.c); the others share the 0/1/2 word of mutex.c.  */
+   mutex-pp.c), or watched (mutex.c); the others share the 0/1/2 word of
+   mutex.c.  */
 #define XP_MUTEX_SPECIAL_KINDS \
-  (XP_MUTEX_ROBUST | XP_MUTEX_PRIO_INHERIT | XP_MUTEX_PRIO_PROTECT)
+  (XP_MUTEX_ROBUST | XP_MUTEX_PRIO_INHERIT | XP_MUTEX_PRIO_PROTECT \
+   | XP_MUTEX_PROFILED)
 
 /* glibc's values of __owner for a robust mutex whose owner died.  */
 #define XP_MUTEX_INCONSISTENT INT_MAX
@@ -59,8 +66,10 @@ xp_mutex_spin_state (pthread_mutex_t *m)
    word, so take it in the "waiters" state and let the unlock wake them.  The
    robust, PI and PP kinds relock as their lock does, whose protocols
    keep waiters announced anyway; a robust relock may so answer
-   EOWNERDEAD (mutex held) or ENOTRECOVERABLE (not held).  */
-int xp_mutex_relock_after_wait (pthread_mutex_t *m) XP_HIDDEN;
+   EOWNERDEAD (mutex held) or ENOTRECOVERABLE (not held).  SITE: the
+   condition wait's, for the profiler.  */
+int xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site)
+  XP_HIDDEN;
 
 
 /* Robust mutexes without priority inheritance (mutex-robust.c).  Lock

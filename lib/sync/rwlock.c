@@ -112,6 +112,7 @@
 #include "export.h"
 #include "futex.h"
 #include "lock-hooks.h"
+#include "prof.h"
 #include "probes.h"
 #include "reader-slots.h"
 #include "spin-policy.h"
@@ -468,7 +469,10 @@ static inline void
 now_reading (pthread_rwlock_t *rw, const void *site, bool hooked)
 {
   if (hooked)
-    xp_hooks_acquired (rw, sizeof *rw, read_flags (rw), site);
+    {
+      xp_hooks_acquired (rw, sizeof *rw, read_flags (rw), site);
+      xp_prof_acquired (rw, XP_PROF_READ, site);
+    }
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_reads++;
@@ -478,7 +482,10 @@ static inline void
 now_writing (pthread_rwlock_t *rw, const void *site, bool hooked)
 {
   if (hooked)
-    xp_hooks_acquired (rw, sizeof *rw, 0, site);
+    {
+      xp_hooks_acquired (rw, sizeof *rw, 0, site);
+      xp_prof_acquired (rw, XP_PROF_WRITE, site);
+    }
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
     self->rwlock_writes++;
@@ -612,12 +619,17 @@ rdlock_wait (pthread_rwlock_t *rw, clockid_t clock,
     }
 }
 
+/* The profiler times the wait, and counts the acquisition with the
+   others (now_reading, now_writing).  */
 static __attribute__ ((noinline)) int
 rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
-             const struct timespec *abstime)
+             const struct timespec *abstime, const void *site)
 {
   XP_PROBE (rdlock_entry, rw);
+  struct xp_prof_wait wait;
+  xp_prof_wait_begin (&wait, rw, XP_PROF_READ, site);
   int err = rdlock_wait (rw, clock, abstime);
+  xp_prof_wait_end (&wait, false);
   if (err == 0)
     XP_PROBE (rdlock_acquire_read, rw);
   return err;
@@ -646,7 +658,7 @@ rdlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
       return 0;
     }
   release_reader (rw);
-  int err = rdlock_slow (rw, clock, abstime);
+  int err = rdlock_slow (rw, clock, abstime, site);
   if (err == 0)
     now_reading (rw, site, hooked);
   return err;
@@ -689,10 +701,13 @@ wrlock_wait (pthread_rwlock_t *rw, clockid_t clock,
 
 static __attribute__ ((noinline)) int
 wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
-             const struct timespec *abstime)
+             const struct timespec *abstime, const void *site)
 {
   XP_PROBE (wrlock_entry, rw);
+  struct xp_prof_wait wait;
+  xp_prof_wait_begin (&wait, rw, XP_PROF_WRITE, site);
   int err = wrlock_wait (rw, clock, abstime);
+  xp_prof_wait_end (&wait, false);
   if (err == 0)
     XP_PROBE (wrlock_acquire_write, rw);
   return err;
@@ -709,7 +724,7 @@ wrlock (pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime,
     xp_hooks_acquiring (rw, 0, site);
   if (xp_unlikely (!xp_cas_seq_cst (state (rw), &expected, WRITER)
                    || !claim_from_slots (rw, true)))
-    err = wrlock_slow (rw, clock, abstime);
+    err = wrlock_slow (rw, clock, abstime, site);
   if (err == 0)
     {
       xp_store_relaxed (&rw->__data.__cur_writer, xp_self_tid ());
@@ -802,6 +817,8 @@ pthread_rwlock_tryrdlock (pthread_rwlock_t *rw)
           return 0;
         }
     }
+  if (xp_prof_active ())
+    xp_prof_busy (rw, XP_PROF_READ, XP_CALLER_SITE ());
   return EBUSY;
 }
 XP_EXPORT (pthread_rwlock_tryrdlock)
@@ -850,6 +867,8 @@ pthread_rwlock_trywrlock (pthread_rwlock_t *rw)
         now_writing (rw, XP_CALLER_SITE (), xp_hooks_on ());
         return 0;
       }
+  if (xp_prof_active ())
+    xp_prof_busy (rw, XP_PROF_WRITE, XP_CALLER_SITE ());
   return EBUSY;
 }
 XP_EXPORT (pthread_rwlock_trywrlock)

@@ -29,6 +29,7 @@
 #include "export.h"
 #include "futex.h"
 #include "lock-hooks.h"
+#include "prof.h"
 #include "probes.h"
 #include "spin-policy.h"
 #include "sync-layout.h"
@@ -143,16 +144,22 @@ wait_for_token (struct xp_sem *s, clockid_t clock,
 /* Returns 0 or an error number (ETIMEDOUT, EINTR, ECANCELED), which the
    return probe shows.  */
 static __attribute__ ((noinline)) int
-wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime)
+wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime,
+           const void *site)
 {
   XP_PROBE (sem_wait_entry, s);
+  struct xp_prof_wait wait;
+  xp_prof_wait_begin (&wait, s, XP_PROF_SEM, site);
   int err = wait_for_token (s, clock, abstime);
+  xp_prof_wait_end (&wait, err == 0);
   XP_PROBE (sem_wait_ret, s, err);
   return err;
 }
 
+/* SITE: the program's call, for the profiler.  */
 static int
-wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime)
+wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime,
+           const void *site)
 {
   struct xp_sem *s = as_sem (sem);
   int err = 0;
@@ -160,7 +167,9 @@ wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime)
   xp_testcancel ();
   xp_hook_sync_words (sem, sizeof *sem);
   if (xp_unlikely (!take_token (s)))
-    err = wait_slow (s, clock, abstime);
+    err = wait_slow (s, clock, abstime, site);
+  else if (xp_prof_active ())
+    xp_prof_acquired (s, XP_PROF_SEM, site);
   if (err == 0)
     {
       xp_hook_receive (sem);
@@ -225,7 +234,7 @@ XP_EXPORT (sem_post)
 int
 sem_wait (sem_t *sem)
 {
-  return wait_with (sem, CLOCK_REALTIME, NULL);
+  return wait_with (sem, CLOCK_REALTIME, NULL, XP_CALLER_SITE ());
 }
 XP_EXPORT (sem_wait)
 
@@ -234,7 +243,7 @@ sem_clockwait (sem_t *sem, clockid_t clock, const struct timespec *abstime)
 {
   int err = check_timeout (clock, abstime);
   if (err == 0)
-    return wait_with (sem, clock, abstime);
+    return wait_with (sem, clock, abstime, XP_CALLER_SITE ());
   errno = err;
   return -1;
 }
@@ -253,9 +262,13 @@ sem_trywait (sem_t *sem)
   xp_hook_sync_words (sem, sizeof *sem);
   if (take_token (as_sem (sem)))
     {
+      if (xp_prof_active ())
+        xp_prof_acquired (sem, XP_PROF_SEM, XP_CALLER_SITE ());
       xp_hook_receive (sem);
       return 0;
     }
+  if (xp_prof_active ())
+    xp_prof_busy (sem, XP_PROF_SEM, XP_CALLER_SITE ());
   errno = EAGAIN;
   return -1;
 }

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "export.h"
 #include "lock-hooks.h"
+#include "prof.h"
 #include "sync-layout.h"
 #include <errno.h>
 
@@ -34,13 +35,27 @@ pthread_spin_destroy (pthread_spinlock_t *lock)
 }
 XP_EXPORT (pthread_spin_destroy)
 
+/* The lock was found taken: spin for it, timed by the profiler.  */
+static __attribute__ ((noinline)) void
+spin_for (pthread_spinlock_t *lock, const void *site)
+{
+  struct xp_prof_wait wait;
+  xp_prof_wait_begin (&wait, (void *) lock, XP_PROF_SPIN, site);
+  do
+    while (xp_load_relaxed (lock) != XP_SPIN_UNLOCKED)
+      xp_cpu_relax ();
+  while (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED);
+  xp_prof_wait_end (&wait, true);
+}
+
 int
 pthread_spin_lock (pthread_spinlock_t *lock)
 {
   xp_hook_acquiring ((void *) lock, XP_LD_SELF_HANGS, XP_CALLER_SITE ());
-  while (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED)
-    while (xp_load_relaxed (lock) != XP_SPIN_UNLOCKED)
-      xp_cpu_relax ();
+  if (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED)
+    spin_for (lock, XP_CALLER_SITE ());
+  else if (xp_prof_active ())
+    xp_prof_acquired ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE ());
   xp_hook_acquired ((void *) lock, sizeof *lock, XP_LD_SELF_HANGS,
                     XP_CALLER_SITE ());
   return 0;
@@ -52,7 +67,13 @@ pthread_spin_trylock (pthread_spinlock_t *lock)
 {
   int expected = XP_SPIN_UNLOCKED;
   if (!xp_cas (lock, &expected, XP_SPIN_LOCKED))
-    return EBUSY;
+    {
+      if (xp_prof_active ())
+        xp_prof_busy ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE ());
+      return EBUSY;
+    }
+  if (xp_prof_active ())
+    xp_prof_acquired ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE ());
   xp_hook_acquired ((void *) lock, sizeof *lock, XP_LD_SELF_HANGS,
                     XP_CALLER_SITE ());
   return 0;

@@ -17,6 +17,7 @@
 #include "cancel.h"
 #include "compat.h"
 #include "lock-hooks.h"
+#include "prof.h"
 #include "export.h"
 #include "probes.h"
 #include "stack.h"
@@ -213,6 +214,7 @@ pthread_create (pthread_t *thread, const pthread_attr_t *attr,
      can look for it (fork handlers, joins of the creator).  */
   if (xp_self_ptr == NULL && xp_try_adopt_current () == NULL)
     return EAGAIN;
+  xp_prof_thread_creating ();
   if (xp_mode == XP_MODE_HOSTED)
     return xp_hosted_start (thread, &a, attr, start_routine, arg);
   int err = xp_compat_go_multithreaded ();

@@ -1,0 +1,73 @@
+/* The contention profiler (prof.c), switched on by XPTHREAD_PROF: what
+   the lock paths tell it.  A lock is profiled from its first contended
+   acquisition on; until then it costs nothing.  Every call tests
+   xp_prof_on first, and the lock paths call only on their slow paths or
+   behind the lock hooks' switch, so that the fast paths are the same
+   with the profiler off.  */
+#ifndef XP_DEBUG_PROF_H
+#define XP_DEBUG_PROF_H
+
+#include "common.h"
+
+/* What a row of the report counts.  */
+enum xp_prof_kind
+{
+  XP_PROF_MUTEX,
+  XP_PROF_READ,             /* an rwlock's read side */
+  XP_PROF_WRITE,            /* its write side */
+  XP_PROF_COND,
+  XP_PROF_SEM,
+  XP_PROF_BARRIER,
+  XP_PROF_SPIN,
+  XP_PROF_KINDS
+};
+
+/* Nonzero when the profiler runs; set once at start-up.  */
+extern int xp_prof_on XP_HIDDEN;
+
+static inline bool
+xp_prof_active (void)
+{
+  return xp_unlikely (xp_prof_on != 0);
+}
+
+struct xp_prof_lock;
+struct xp_prof_entry;
+
+/* A wait in progress, on the waiter's stack.  */
+struct xp_prof_wait
+{
+  struct xp_prof_lock *lock;        /* NULL: not recorded */
+  struct xp_prof_entry *entry;
+  const void *held_by;              /* the owner's acquire site */
+  uint64_t start;
+};
+
+/* Read XPTHREAD_PROF and its companions; true when it is on.  */
+bool xp_prof_init (void) XP_HIDDEN;
+
+/* LOCK, of KIND, was found taken at SITE: the wait W begins.  */
+void xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
+                         enum xp_prof_kind kind, const void *site) XP_HIDDEN;
+/* It ended; ACQUIRED: with the lock taken (else an error, a timeout).
+   Counts the acquisition, its contention and its wait.  */
+void xp_prof_wait_end (struct xp_prof_wait *w, bool acquired) XP_HIDDEN;
+/* LOCK was taken at SITE without a wait: counted once it is profiled.  */
+void xp_prof_acquired (const void *lock, enum xp_prof_kind kind,
+                       const void *site) XP_HIDDEN;
+/* A try of LOCK at SITE found it taken: contention without a wait.  */
+void xp_prof_busy (const void *lock, enum xp_prof_kind kind,
+                   const void *site) XP_HIDDEN;
+/* The caller releases LOCK (its hold ends, if it was timed).  */
+void xp_prof_releasing (const void *lock) XP_HIDDEN;
+/* LOCK was initialised at SITE: a new lock at that address.  */
+void xp_prof_lock_init (const void *lock, const void *site) XP_HIDDEN;
+/* COND was signalled (or broadcast) at SITE; WOKE: a waiter was there.  */
+void xp_prof_signalled (const void *cond, const void *site, bool broadcast,
+                        bool woke) XP_HIDDEN;
+/* The calling thread ends: its counts stay, its memory is reused.  */
+void xp_prof_thread_exit (void) XP_HIDDEN;
+/* A thread is about to be created: the reporter thread starts first.  */
+void xp_prof_thread_creating (void) XP_HIDDEN;
+
+#endif
