@@ -204,6 +204,12 @@ struct prof_thread
   unsigned timed_n;
   struct timed_hold timed[TIMED_HOLDS];
   bool inside;                      /* in the profiler now */
+  /* The last entry found, and what found it: a lock taken again and
+     again at one site skips the lookups.  */
+  const void *last_lock, *last_site;
+  enum xp_prof_kind last_kind;
+  struct xp_prof_lock *last_record;
+  struct xp_prof_entry *last_entry;
 };
 
 static struct prof_thread *all_threads, *free_threads;
@@ -247,6 +253,7 @@ new_thread (void)
       t->serial = next_serial++;
       t->hold_countdown = 1;
       t->timed_n = 0;
+      t->last_lock = NULL;
     }
   xp_unlock (&prof_lock);
   return t;
@@ -552,20 +559,50 @@ count_wait (struct xp_prof_entry *e, const void *held_by, uint64_t ns)
     e->stack->wait_ns += ns;
 }
 
+/* SITE, or when it lies in xpthread (C11's mtx_lock calls
+   pthread_mutex_lock), the program's call: the first frame outside,
+   found without a lock.  */
+static const void *
+caller_site (const void *site)
+{
+  if (!xp_objects_own (site))
+    return site;
+  struct xp_stack stack;
+  xp_objects_capture_stack (&stack);
+  return stack.depth != 0 ? stack.pc[0] : site;
+}
+
 /* The record and entry of LOCK for the calling thread T; NULL when it is
    not profiled (and !CONTENDED) or a table is full.  */
 static struct xp_prof_entry *
 entry_for (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
            const void *site, bool contended, struct xp_prof_lock **record)
 {
+  if (lock == t->last_lock && site == t->last_site && kind == t->last_kind
+      && t->last_entry->class_id
+         == xp_load_relaxed (&t->last_record->class_id))
+    {
+      *record = t->last_record;
+      return t->last_entry;
+    }
   struct xp_prof_lock *r = record_of (lock, contended);
   if (r == NULL)
     return NULL;
+  const void *program_site = caller_site (site);
   uint32_t id = xp_load_acquire (&r->class_id);
-  if (id == 0 && (!contended || (id = classify (r, site)) == 0))
+  if (id == 0 && (!contended || (id = classify (r, program_site)) == 0))
     return NULL;
+  struct xp_prof_entry *e = entry_of (t, id, kind, program_site);
+  if (e != NULL && program_site == site)
+    {
+      t->last_lock = lock;
+      t->last_site = site;
+      t->last_kind = kind;
+      t->last_record = r;
+      t->last_entry = e;
+    }
   *record = r;
-  return entry_of (t, id, kind, site);
+  return e;
 }
 
 void
