@@ -79,6 +79,14 @@ read_counts (struct dl_phdr_info *info, size_t size, void *arg)
   return 1;
 }
 
+unsigned long long
+xp_objects_generation (void)
+{
+  unsigned long long counts[2] = { 0, 0 };
+  dl_iterate_phdr (read_counts, counts);
+  return counts[0] + (counts[1] << 32);
+}
+
 static int
 add_object (struct dl_phdr_info *info, size_t size, void *arg)
 {

@@ -23,6 +23,9 @@ size_t xp_objects_gone (size_t seen,
                         void (*gone) (uintptr_t start, uintptr_t end))
   XP_HIDDEN;
 
+/* A number that changes whenever an object is loaded or unloaded.  */
+unsigned long long xp_objects_generation (void) XP_HIDDEN;
+
 /* Is ADDR in a loaded object's image (a static lock)?  */
 bool xp_objects_static (const void *addr) XP_HIDDEN;
 

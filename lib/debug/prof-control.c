@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "prof-int.h"
 #include "env.h"
+#include "fork-locks.h"
 #include "futex.h"
 #include <pthread.h>
 #include <signal.h>
@@ -17,16 +18,21 @@ static int report_signal;
 static long report_interval;
 static int reports_asked;          /* a futex word, bumped by the handler */
 static bool reporter_started;
+static XP_FORK_LOCK (prof_report, report_lock);
 
+/* One report at a time: the reporter thread's may meet the one at
+   exit.  */
 static void
 report_now (enum xp_prof_reason reason)
 {
+  xp_lock (&report_lock);
   struct xp_prof_snapshot s;
   if (xp_prof_snapshot_take (&s))
     {
       xp_prof_report_write (&s, reason);
       xp_prof_snapshot_free (&s);
     }
+  xp_unlock (&report_lock);
 }
 
 static void

@@ -8,6 +8,7 @@
    fills, only the size is xpthread's concern.  */
 #define _GNU_SOURCE
 #include "sym.h"
+#include "objects.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
@@ -281,7 +282,7 @@ unit_of (Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias)
 }
 
 bool
-xp_sym_source_line (const void *pc, char *out, size_t size)
+xp_sym_source_line_held (const void *pc, char *out, size_t size)
 {
   if (!libdw_loaded ())
     return false;
@@ -306,4 +307,32 @@ xp_sym_source_line (const void *pc, char *out, size_t size)
     return false;
   snprintf (out, size, "%s:%d", base_name (file), line);
   return true;
+}
+
+/* The last line found, for a report that asks for one site's many
+   times.  */
+static struct
+{
+  const void *pc;
+  unsigned long long generation;
+  bool found;
+  char line[256];
+} last;
+
+bool
+xp_sym_source_line (const void *pc, char *out, size_t size)
+{
+  xp_sym_lock ();
+  unsigned long long generation = xp_objects_generation ();
+  if (last.pc != pc || pc == NULL || last.generation != generation)
+    {
+      last.found = xp_sym_source_line_held (pc, last.line, sizeof last.line);
+      last.pc = pc;
+      last.generation = generation;
+    }
+  bool found = last.found;
+  if (found)
+    snprintf (out, size, "%s", last.line);
+  xp_sym_unlock ();
+  return found;
 }

@@ -1,10 +1,13 @@
 /* Names for addresses in reports.  dladdr sees only the dynamic symbols,
    which leave out static functions and variables and most of a program's
    own; so the object's file is mapped and its .symtab searched, at report
-   time only.  C++ names are demangled by libstdc++'s demangler, where the
+   time only, and kept mapped until a name in another object is asked
+   for (a report names many addresses of one object).  C++ names are demangled by libstdc++'s demangler, where the
    program has loaded it; sites get their source lines (sym-lines.c).  */
 #define _GNU_SOURCE
 #include "sym.h"
+#include "fork-locks.h"
+#include "objects.h"
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -72,6 +75,56 @@ search_file (const char *map, size_t size, uintptr_t base, uintptr_t addr,
   return best;
 }
 
+static XP_FORK_LOCK (sym, sym_lock);
+
+void
+xp_sym_lock (void)
+{
+  xp_lock (&sym_lock);
+}
+
+void
+xp_sym_unlock (void)
+{
+  xp_unlock (&sym_lock);
+}
+
+/* The object file mapped last, under the naming lock.  */
+static struct
+{
+  char path[4096];
+  const char *map;
+  size_t size;
+} mapped;
+
+static bool
+map_object (const char *path)
+{
+  if (mapped.map != NULL && strcmp (mapped.path, path) == 0)
+    return true;
+  if (mapped.map != NULL)
+    munmap ((void *) mapped.map, mapped.size);
+  mapped.map = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0)
+    return false;
+  if (fstat (fd, &st) == 0 && st.st_size > 0
+      && strlen (path) < sizeof mapped.path)
+    {
+      void *map = mmap (NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE,
+                        fd, 0);
+      if (map != MAP_FAILED)
+        {
+          mapped.map = map;
+          mapped.size = (size_t) st.st_size;
+          strcpy (mapped.path, path);
+        }
+    }
+  close (fd);
+  return mapped.map != NULL;
+}
+
 static struct symbol
 search_object (const Dl_info *info, const void *addr, bool code,
                char *name_out, size_t size)
@@ -79,28 +132,15 @@ search_object (const Dl_info *info, const void *addr, bool code,
   struct symbol found = { NULL, 0 };
   const char *path = info->dli_fname != NULL && info->dli_fname[0] != '\0'
                      ? info->dli_fname : "/proc/self/exe";
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0)
+  if (!map_object (path))
     return found;
-  if (fstat (fd, &st) == 0 && st.st_size > 0)
+  found = search_file (mapped.map, mapped.size, (uintptr_t) info->dli_fbase,
+                       (uintptr_t) addr, code);
+  if (found.name != NULL)
     {
-      void *map = mmap (NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE,
-                        fd, 0);
-      if (map != MAP_FAILED)
-        {
-          found = search_file (map, (size_t) st.st_size,
-                               (uintptr_t) info->dli_fbase, (uintptr_t) addr,
-                               code);
-          if (found.name != NULL)
-            {
-              snprintf (name_out, size, "%s", found.name);
-              found.name = name_out;
-            }
-          munmap (map, (size_t) st.st_size);
-        }
+      snprintf (name_out, size, "%s", found.name);
+      found.name = name_out;
     }
-  close (fd);
   return found;
 }
 
@@ -162,7 +202,7 @@ describe (const void *addr, enum what what, char *out, size_t size)
     s = (struct symbol) { info.dli_sname,
                           (uintptr_t) addr - (uintptr_t) info.dli_saddr };
   bool lined = what == SITE && may_allocate
-               && xp_sym_source_line (addr, line, sizeof line);
+               && xp_sym_source_line_held (addr, line, sizeof line);
   if (s.name == NULL)
     {
       int n = snprintf (out, size, "%s+%#lx", object_name (&info),
@@ -179,20 +219,47 @@ describe (const void *addr, enum what what, char *out, size_t size)
             object_name (&info), lined ? ", " : "", lined ? line : "");
 }
 
+/* The last name given, while no object was loaded or unloaded: a report
+   names one site many times.  */
+static struct
+{
+  const void *addr;
+  enum what what;
+  unsigned long long generation;
+  char name[512];
+} last;
+
+static void
+describe_locked (const void *addr, enum what what, char *out, size_t size)
+{
+  xp_lock (&sym_lock);
+  unsigned long long generation = xp_objects_generation ();
+  if (last.addr != addr || last.what != what || addr == NULL
+      || last.generation != generation)
+    {
+      describe (addr, what, last.name, sizeof last.name);
+      last.addr = addr;
+      last.what = what;
+      last.generation = generation;
+    }
+  snprintf (out, size, "%s", last.name);
+  xp_unlock (&sym_lock);
+}
+
 void
 xp_sym_describe_code (const void *pc, char *out, size_t size)
 {
-  describe (pc, FUNCTION, out, size);
+  describe_locked (pc, FUNCTION, out, size);
 }
 
 void
 xp_sym_describe_site (const void *pc, char *out, size_t size)
 {
-  describe (pc, SITE, out, size);
+  describe_locked (pc, SITE, out, size);
 }
 
 void
 xp_sym_describe_data (const void *addr, char *out, size_t size)
 {
-  describe (addr, DATA, out, size);
+  describe_locked (addr, DATA, out, size);
 }

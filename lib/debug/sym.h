@@ -26,9 +26,17 @@ void xp_sym_describe_data (const void *addr, char *out, size_t size)
 void xp_sym_allow_malloc (bool allowed) XP_HIDDEN;
 
 /* "file.c:12" for PC, into OUT, from the debug information of PC's
-   object; false when libdw or the information is missing.  Allocates;
-   callers serialise.  */
+   object; false when libdw or the information is missing.  Allocates.
+   The _held form for a caller that holds the naming lock.  */
 bool xp_sym_source_line (const void *pc, char *out, size_t size)
   XP_HIDDEN;
+bool xp_sym_source_line_held (const void *pc, char *out, size_t size)
+  XP_HIDDEN;
+
+/* The naming lock: lockdep's and the profiler's reports may be written
+   at once, and libdw's session and the mapped file are shared.  Every
+   function above takes it.  */
+void xp_sym_lock (void) XP_HIDDEN;
+void xp_sym_unlock (void) XP_HIDDEN;
 
 #endif

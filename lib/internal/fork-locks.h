@@ -30,6 +30,11 @@
      the slow paths of locks, and by its reporter only to copy them (it
      names and writes after); after lockdep, whose holder may be inside
      a profiled lock path.
+   - prof_report: one profiler report at a time (lib/debug/prof-control.c);
+     its holder takes prof, then sym, and calls malloc.
+   - sym: the naming of addresses in reports (lib/debug/sym.c), taken by
+     lockdep's reports inside lockdep and by the profiler's after prof;
+     its holder calls malloc, dladdr, libdw and the demangler.
    - objects: the loaded objects (lib/debug/objects.c), taken inside
      lockdep's and the profiler's locks; its holder calls only
      dl_iterate_phdr, mmap and the unwinder.
@@ -40,8 +45,8 @@
      once prepare has it, it waits for nothing more.
    - default_attr, keys, named_sems, system, hosted_descriptors: leaves;
      their holders call only malloc, mmap, sigaction or getrlimit.
-   Apart from objects and arena, taken inside lockdep and prof, no lock
-   of the table is taken while another of them is held.
+   Apart from those nestings of the lock debugging tools, no lock of
+   the table is taken while another of them is held.
 
    Not in the table, and why:
    - glibc's thread list lock (nptl-compat/glibc-list.c): glibc's, and
@@ -75,7 +80,9 @@
   X (hosted_descriptors) \
   X (stack_cache) \
   X (lockdep) \
+  X (prof_report) \
   X (prof) \
+  X (sym) \
   X (objects) \
   X (arena) \
   X (thread_list)
