@@ -87,11 +87,31 @@ add_row_counts (struct xp_prof_entry *to, const struct xp_prof_entry *e)
     to->buckets[i] += e->buckets[i];
 }
 
+/* The owners' sites by the wait behind them, "other sites" last.  */
+static int
+by_blame (const void *a, const void *b)
+{
+  const struct xp_prof_held_by *x = a, *y = b;
+  if ((x->waits == 0) != (y->waits == 0))
+    return x->waits == 0 ? 1 : -1;
+  if ((x->site == NULL) != (y->site == NULL))
+    return x->site == NULL ? 1 : -1;
+  return x->wait_ns > y->wait_ns ? -1 : x->wait_ns < y->wait_ns;
+}
+
+static void
+sort_held_by (struct xp_prof_entry *e)
+{
+  qsort (e->held_by, XP_PROF_HELD_BY, sizeof *e->held_by, by_blame);
+}
+
 /* The rows of S, sorted by total wait; *N of them.  Sorts S's entries.  */
 static struct row *
 make_rows (const struct xp_prof_snapshot *s, size_t *n)
 {
   qsort (s->entries, s->entries_n, sizeof *s->entries, by_class_kind_wait);
+  for (size_t i = 0; i < s->entries_n; i++)
+    sort_held_by (&s->entries[i]);
   struct row *rows = calloc (s->entries_n + 1, sizeof *rows);
   if (rows == NULL)
     return NULL;
@@ -411,6 +431,7 @@ put_json_row (FILE *f, const struct xp_prof_snapshot *s, struct row *r)
            c->instances);
   put_json_stats (f, &r->total);
   row_held_by (r, &r->total);
+  sort_held_by (&r->total);
   put_json_held_by (f, &r->total);
   fputs (",\"sites\":[", f);
   for (size_t i = 0; i < r->sites_n; i++)

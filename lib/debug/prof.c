@@ -484,18 +484,18 @@ note_holder (struct xp_prof_lock *lock, const void *site)
     xp_store_relaxed (&lock->holder_site, site);
 }
 
-/* Time this hold, 1 in hold_sampling.  */
+/* Time this hold, 1 in hold_sampling.  A hold another thread ended
+   (an unlock from elsewhere, which glibc allows for normal mutexes)
+   stays in the list until newer ones push it out.  */
 static void
 maybe_time_hold (struct prof_thread *t, const void *lock,
                  struct xp_prof_entry *e)
 {
-  if (--t->hold_countdown != 0 || t->timed_n == TIMED_HOLDS)
-    {
-      if (t->hold_countdown == 0)
-        t->hold_countdown = hold_sampling;
-      return;
-    }
+  if (--t->hold_countdown != 0)
+    return;
   t->hold_countdown = hold_sampling;
+  if (t->timed_n == TIMED_HOLDS)
+    memmove (&t->timed[0], &t->timed[1], --t->timed_n * sizeof t->timed[0]);
   t->timed[t->timed_n++] = (struct timed_hold) { lock, e, xp_prof_now () };
 }
 
@@ -510,7 +510,8 @@ count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
         e->owner_changes++;
       lock->last_owner = t->serial;
     }
-  if (e->kind != XP_PROF_COND && e->kind != XP_PROF_BARRIER)
+  if (e->kind != XP_PROF_COND && e->kind != XP_PROF_BARRIER
+      && e->kind != XP_PROF_SEM)
     {
       note_holder (lock, e->site);
       maybe_time_hold (t, (const void *) lock->address, e);
