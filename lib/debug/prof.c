@@ -409,7 +409,7 @@ entry_of (struct prof_thread *t, uint32_t class_id, enum xp_prof_kind kind,
 /* A stack is taken at an entry's first wait and every STACK_EVERY-th
    after; the waits in between count for the last one taken, so that an
    unwinding (microseconds) is paid for seldom, and by a waiter.  */
-#define STACK_EVERY 64
+#define STACK_EVERY 1024
 
 struct stack_key
 {
