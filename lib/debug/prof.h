@@ -58,8 +58,8 @@ void xp_prof_acquired (const void *lock, enum xp_prof_kind kind,
 /* A try of LOCK at SITE found it taken: contention without a wait.  */
 void xp_prof_busy (const void *lock, enum xp_prof_kind kind,
                    const void *site) XP_HIDDEN;
-/* The caller releases LOCK, or has just released it: its hold ends, if
-   it was timed.  LOCK is not read.  */
+/* The caller releases LOCK (its hold ends, if it was timed).  LOCK is
+   not read.  */
 void xp_prof_releasing (const void *lock) XP_HIDDEN;
 /* LOCK was initialised at SITE: a new lock at that address.  */
 void xp_prof_lock_init (const void *lock, const void *site) XP_HIDDEN;

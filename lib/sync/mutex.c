@@ -300,13 +300,9 @@ unlock_special (pthread_mutex_t *m, int kind)
 {
   if (kind & XP_MUTEX_PROFILED)
     {
-      /* The hold ends after the release, so that timing it does not
-         lengthen it; the profiler does not touch the mutex then.  */
-      bool last = outermost (m, kind);
-      int err = unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
-      if (last && err == 0)
+      if (outermost (m, kind))
         xp_prof_releasing (m);
-      return err;
+      return unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
     }
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_unlock (m, kind);
