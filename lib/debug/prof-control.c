@@ -18,10 +18,12 @@ static int report_signal;
 static long report_interval;
 static int reports_asked;          /* a futex word, bumped by the handler */
 static bool reporter_started;
+static bool threads_started;
 static XP_FORK_LOCK (prof_report, report_lock);
 
 /* One report at a time: the reporter thread's may meet the one at
-   exit.  */
+   exit.  A process that never started a thread and saw no contention
+   (a shell, a helper program under the preload) writes none at exit.  */
 static void
 report_now (enum xp_prof_reason reason)
 {
@@ -29,7 +31,8 @@ report_now (enum xp_prof_reason reason)
   struct xp_prof_snapshot s;
   if (xp_prof_snapshot_take (&s))
     {
-      xp_prof_report_write (&s, reason);
+      if (reason != XP_PROF_AT_EXIT || threads_started || s.entries_n != 0)
+        xp_prof_report_write (&s, reason);
       xp_prof_snapshot_free (&s);
     }
   xp_unlock (&report_lock);
@@ -69,6 +72,7 @@ reporter (void *arg)
 void
 xp_prof_thread_creating (void)
 {
+  threads_started = true;
   if (!xp_prof_active () || reporter_started
       || (report_signal == 0 && report_interval == 0))
     return;

@@ -114,6 +114,8 @@ pthread_barrier_init (pthread_barrier_t *bar,
   memset (bar, 0, sizeof *bar);
   b->count = count;
   b->shared = attr != NULL && attr_pshared (attr) == PTHREAD_PROCESS_SHARED;
+  if (xp_prof_active ())
+    xp_prof_lock_init (bar, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_barrier_init)

@@ -426,6 +426,8 @@ pthread_cond_init (pthread_cond_t *cond, const pthread_condattr_t *attr)
     }
   memset (cond, 0, sizeof *cond);
   xp_cond (cond)->flags = (a & XP_CONDATTR_MONOTONIC) ? XP_COND_MONOTONIC : 0;
+  if (xp_prof_active ())
+    xp_prof_lock_init (cond, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (pthread_cond_init)

@@ -193,6 +193,8 @@ sem_init (sem_t *sem, int pshared, unsigned value)
   s->data.whole = value;
   s->private_ = pshared ? XP_SEM_SHARED : 0;
   s->pad = 0;
+  if (xp_prof_active ())
+    xp_prof_lock_init (s, XP_CALLER_SITE ());
   return 0;
 }
 XP_EXPORT (sem_init)

@@ -1,0 +1,174 @@
+#!/bin/bash
+# The contention profiler (XPTHREAD_PROF=1, xpthread(7)) on real
+# programs, under the preload in raw and hosted mode: each program must
+# compute what it computes with glibc, and its report must hold
+# together (check_report below):
+#
+#   bench/workload      the checksum of glibc's run; the stripes, the
+#                       queue's lock and its condition variables appear
+#   python3 threading   its output; the interpreter's lock (a mutex and
+#                       condition variables of CPython's) is contended
+#   sysbench mutex      its acquisitions: no more than it makes
+#   xz -T2, zstd -T2    a round trip that gives the input back
+#
+# Every process writes its JSON report to $T/NAME.MODE.PID.json.  No time
+# is measured.
+. "$XP_SRCDIR/tests/real/lib.sh"
+real_need python3 xz zstd sysbench cmp
+builddir=${XP_BUILDDIR:-$(dirname "$(dirname "$XP_LIB")")}
+workload_prog=$builddir/bench/workload
+[ -x "$workload_prog" ] || real_skip "no $workload_prog (build the tree first)"
+
+# check_report GLOB WANT...: every report matching GLOB parses and is
+# consistent (sites add up to their rows, waits and holds add up, the
+# owners blamed are no more than the waits); WANT is a list of
+# "KIND:NAME" rows that must be there, contended (NAME: the start of
+# the class name), or "max-acquisitions:N" (no row counts more).
+check_report ()
+{
+  python3 - "$@" <<'PYTHON'
+import glob, json, sys
+pattern, wants = sys.argv[1], sys.argv[2:]
+problems, rows = [], []
+files = sorted(glob.glob(pattern))
+if not files:
+    problems.append("no report matches " + pattern)
+for name in files:
+    with open(name) as f:
+        r = json.load(f)
+    if r.get("format") != "xpthread-profile" or r.get("reason") != "exit":
+        problems.append(name + ": not an exit report")
+    if any(r["overflow"].values()):
+        problems.append(name + ": tables overflowed: %s" % r["overflow"])
+    stack_wait = sum(s["wait_ns"] for s in r["stacks"])
+    row_wait = sum(x["wait_ns"]["total"] for x in r["rows"])
+    if stack_wait > row_wait:
+        problems.append(name + ": stacks wait %d ns, rows %d" % (stack_wait, row_wait))
+    for x in r["rows"]:
+        rows.append(x)
+        where = "%s: %s %s" % (name, x["kind"], x["class"])
+        for key in ("acquisitions", "contended", "owner_changes"):
+            total = sum(s[key] for s in x["sites"])
+            if total != x[key]:
+                problems.append("%s: %s %d, its sites %d" % (where, key, x[key], total))
+        if sum(s["wait_ns"]["total"] for s in x["sites"]) != x["wait_ns"]["total"]:
+            problems.append(where + ": the sites' waits do not add up")
+        if x["wait_ns"]["max"] > x["wait_ns"]["total"]:
+            problems.append(where + ": the longest wait is longer than all")
+        if sum(n for _, n in x["wait_log2_ns"]) > x["contended"]:
+            problems.append(where + ": more waits in the histogram than contended")
+        if sum(h["waits"] for h in x["held_by"]) > x["contended"]:
+            problems.append(where + ": more waits blamed than contended")
+        if x["kind"] in ("mutex", "rwlock-write", "spinlock") and \
+           x["owner_changes"] > x["acquisitions"]:
+            problems.append(where + ": more owner changes than acquisitions")
+for want in wants:
+    kind, _, value = want.partition(":")
+    if kind == "max-acquisitions":
+        worst = max((x["acquisitions"] for x in rows), default=0)
+        if worst > int(value):
+            problems.append("a row counts %d acquisitions, more than %s made" % (worst, value))
+    elif not any(x["kind"] == kind and x["class"].startswith(value) and x["contended"] > 0
+                 for x in rows):
+        problems.append("no contended %s row named %s..." % (kind, value))
+if problems:
+    for p in problems[:20]:
+        print("FAIL: " + p)
+    sys.exit(1)
+print("%d report%s, %d rows" % (len(files), "" if len(files) == 1 else "s", len(rows)))
+PYTHON
+}
+
+# prof_run MODE NAME COMMAND...: COMMAND in MODE with the profiler on,
+# its reports in $T/NAME.MODE.*.json, its output in $T/NAME.MODE.out.
+prof_run ()
+{
+  local mode=$1 name=$2; shift 2
+  rm -f "$T/$name.$mode."*.json
+  real_env "$mode"
+  "${XPENV[@]}" XPTHREAD_PROF=1 XPTHREAD_PROF_FORMAT=json \
+    XPTHREAD_PROF_FILE="$T/$name.$mode.%p.json" \
+    "$@" > "$T/$name.$mode.out" 2>> "$T/$mode.err"
+}
+
+cat > "$T/threads.py" <<'PYTHON'
+import queue, threading
+counter, lock = [0], threading.Lock()
+def bump():
+    for _ in range(20000):
+        with lock:
+            counter[0] += 1
+q, got = queue.Queue(maxsize=8), []
+def consume():
+    while (i := q.get()) is not None:
+        got.append(i)
+ts = [threading.Thread(target=bump) for _ in range(4)]
+ts.append(threading.Thread(target=consume))
+for t in ts: t.start()
+for i in range(10000): q.put(i)
+q.put(None)
+for t in ts: t.join()
+print(counter[0], len(got))
+PYTHON
+seq 1 2000000 > "$T/data" || exit 99
+
+env -u LD_PRELOAD "$workload_prog" -s 8 > "$T/workload.glibc" || exit 99
+want_sum=$(grep '^# check checksum' "$T/workload.glibc")
+[ -n "$want_sum" ] || { echo "ERROR: the workload printed no checksum"; exit 99; }
+
+# check MODE NAME "WANT..." COMMAND: run, then check the reports and,
+# with $post, the output; sets failed.
+failed=
+check ()
+{
+  local mode=$1 name=$2 want=$3; shift 3
+  local status out
+  prof_run "$mode" "$name" "$@"
+  status=$?
+  if [ $status != 0 ]; then
+    out="FAIL: exit status $status"
+  else
+    out=$(check_report "$T/$name.$mode.*.json" $want) || status=1
+  fi
+  if [ $status = 0 ] && [ -n "${post:-}" ]; then
+    out="$out$(eval "$post")" || status=1
+  fi
+  printf '  %-8s %-10s %s\n' "$mode" "$name" "$out"
+  if [ $status != 0 ]; then
+    failed="$failed $mode:$name"
+    echo "  stderr of the $mode runs (last 10 lines):"
+    tail -n 10 "$T/$mode.err" | sed 's/^/  | /'
+  fi
+}
+
+echo "prof: real programs with XPTHREAD_PROF=1, raw and hosted"
+for mode in $REAL_MODES; do
+  : > "$T/$mode.err"
+  post='grep -qxF "$want_sum" "$T/workload.$mode.out" && echo ", checksum as glibc" ||
+        { echo ", FAIL: checksum differs from glibc"; false; }'
+  check "$mode" workload "mutex:stripe mutex:queue cond:queue" \
+    "$workload_prog" -s 8
+  post='grep -qx "80000 10000" "$T/python.$mode.out" && echo ", output as glibc" ||
+        { echo ", FAIL: unexpected output"; false; }'
+  check "$mode" python "mutex: cond:" python3 "$T/threads.py"
+  post='grep -q "total number of events: *4$" "$T/sysbench.$mode.out" && echo ", 4 events" ||
+        { echo ", FAIL: unexpected output"; false; }'
+  check "$mode" sysbench "mutex:sysbench max-acquisitions:80000" \
+    sysbench mutex --threads=4 --mutex-num=2 --mutex-locks=20000 \
+    --mutex-loops=50 run
+  post=
+  check "$mode" xz "" sh -c 'xz -2 -T2 --block-size=1MiB -c "$1" | xz -d -T2 | cmp - "$1"' \
+    sh "$T/data"
+  check "$mode" zstd "" sh -c 'zstd -q -3 -T2 -c "$1" | zstd -q -d -T2 | cmp - "$1"' \
+    sh "$T/data"
+  real_loaded "$mode" || failed="$failed $mode:loaded"
+done
+for mode in $REAL_MODES; do
+  ok=PASS
+  case "$failed" in *" $mode:"*) ok=FAIL ;; esac
+  line=$(printf '%-10s %-6s %s profiler reports (consistent, the known locks found)' \
+           "$real_name" "$mode" $ok)
+  echo "$line"
+  [ -n "${XP_REAL_SUMMARY:-}" ] && echo "$line" >> "$XP_REAL_SUMMARY"
+done
+[ -z "$failed" ]
