@@ -59,10 +59,17 @@ by_class_kind_wait (const void *a, const void *b)
   return x->wait_ns > y->wait_ns ? -1 : x->wait_ns < y->wait_ns;
 }
 
+/* Locks by their total wait, then condition variables by theirs: a
+   thread asleep in a condition wait waits for the program's reasons,
+   not for a lock, and would head the table of every idle pool.  */
 static int
 by_wait (const void *a, const void *b)
 {
   const struct row *x = a, *y = b;
+  bool x_cond = x->total.kind == XP_PROF_COND;
+  bool y_cond = y->total.kind == XP_PROF_COND;
+  if (x_cond != y_cond)
+    return x_cond ? 1 : -1;
   if (x->total.wait_ns != y->total.wait_ns)
     return x->total.wait_ns > y->total.wait_ns ? -1 : 1;
   return x->total.contended > y->total.contended ? -1
@@ -268,6 +275,21 @@ put_text_row (FILE *f, const struct xp_prof_snapshot *s, const struct row *r,
     }
 }
 
+static void
+put_text_table (FILE *f, const struct xp_prof_snapshot *s,
+                const struct row *rows, size_t n, const char *what)
+{
+  if (n == 0)
+    return;
+  fprintf (f, "  #  wait total  contended/acquired   owner chg    wait max"
+           "   wait mean   hold mean  %s\n", what);
+  for (size_t i = 0; i < n && i < (size_t) top_rows; i++)
+    put_text_row (f, s, &rows[i], i + 1);
+  if (n > (size_t) top_rows)
+    fprintf (f, "  %zu more rows; all of them: XPTHREAD_PROF_FORMAT=json\n",
+             n - (size_t) top_rows);
+}
+
 static const char *const reason_names[] = {
   [XP_PROF_AT_EXIT] = "at exit", [XP_PROF_ON_SIGNAL] = "on signal",
   [XP_PROF_ON_INTERVAL] = "at interval",
@@ -281,15 +303,18 @@ put_text (FILE *f, const struct xp_prof_snapshot *s, const struct row *rows,
            "hold times timed 1 in %u\n", (int) getpid (),
            program_invocation_short_name, reason_names[reason],
            s->elapsed_ns / 1e9, s->hold_sampling);
-  fprintf (f, "  #  wait total  contended/acquired   owner chg    wait max"
-           "   wait mean   hold mean  lock\n");
-  for (size_t i = 0; i < n && i < (size_t) top_rows; i++)
-    put_text_row (f, s, &rows[i], i + 1);
-  if (n == 0)
+  size_t locks = 0;
+  while (locks < n && rows[locks].total.kind != XP_PROF_COND)
+    locks++;
+  put_text_table (f, s, rows, locks, "lock");
+  if (locks == 0)
     fputs ("  no lock was contended\n", f);
-  else if (n > (size_t) top_rows)
-    fprintf (f, "  %zu more rows; all of them: XPTHREAD_PROF_FORMAT=json\n",
-             n - (size_t) top_rows);
+  if (n > locks)
+    {
+      fputs ("condition variables (the wait: time asleep, for the program's "
+             "reasons)\n", f);
+      put_text_table (f, s, rows + locks, n - locks, "condition variable");
+    }
   if (s->overflow.locks || s->overflow.entries || s->overflow.stacks)
     fprintf (f, "  tables full: %llu locks, %llu counts, %llu stacks not "
              "recorded (XPTHREAD_PROF_LOCKS)\n",
