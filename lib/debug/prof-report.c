@@ -165,21 +165,25 @@ class_name (const struct xp_prof_snapshot *s, uint32_t id, char *out)
     xp_sym_describe_code (c->key, out, NAME_SIZE);
 }
 
+/* A site is the return address of the program's call: the call is the
+   byte before, whose line is the call's.  */
+static void
+site_location (const void *site, char *out)
+{
+  if (site == NULL
+      || !xp_sym_source_line ((const char *) site - 1, out, NAME_SIZE))
+    out[0] = '\0';
+}
+
 /* The class's source line: its site's; "" for a static lock.  */
 static void
 class_location (const struct xp_prof_snapshot *s, uint32_t id, char *out)
 {
   const struct xp_prof_class *c = &s->classes[id];
-  if (c->origin == XP_PROF_STATIC || !xp_sym_source_line (c->key, out,
-                                                          NAME_SIZE))
+  if (c->origin == XP_PROF_STATIC)
     out[0] = '\0';
-}
-
-static void
-site_location (const void *site, char *out)
-{
-  if (site == NULL || !xp_sym_source_line (site, out, NAME_SIZE))
-    out[0] = '\0';
+  else
+    site_location (c->key, out);
 }
 
 /* --- text ----------------------------------------------------------------- */

@@ -1,0 +1,367 @@
+/* Programs whose lock contention is known, for tests/prof.sh: each case
+   runs under the contention profiler (XPTHREAD_PROF=1) and prints what
+   it measured itself, as "key value" lines, for the test to compare
+   with the report.  The cases are not inlined into main: a site inside
+   an inlined function is named by the line of the outermost call.  */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void
+sleep_ns (long ns)
+{
+  struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+  while (nanosleep (&ts, &ts) != 0)
+    ;
+}
+
+static void
+start (pthread_t *threads, int n, void *(*routine) (void *))
+{
+  for (long i = 0; i < n; i++)
+    if (pthread_create (&threads[i], NULL, routine, (void *) i) != 0)
+      {
+        perror ("pthread_create");
+        exit (99);
+      }
+}
+
+static void
+join (pthread_t *threads, int n)
+{
+  for (int i = 0; i < n; i++)
+    pthread_join (threads[i], NULL);
+}
+
+/* --- truth: 4 threads take one mutex 1000 times each, holding it 1 ms.
+   The main thread holds it when they start, and a thread that has
+   released it waits until another has taken it, so that its next lock
+   finds the mutex held: every acquisition but the main thread's
+   contends until the last threads run alone, and the program knows
+   which did (the holder flag, set just after the lock and cleared just
+   before the unlock).  */
+
+#define TRUTH_THREADS 4
+#define TRUTH_ROUNDS 1000
+#define TRUTH_TOTAL (TRUTH_THREADS * TRUTH_ROUNDS + 1)
+
+static pthread_mutex_t truth_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int truth_gate, truth_done, truth_holder;
+static atomic_long truth_taken;         /* acquisitions so far */
+static struct
+{
+  int owner;
+  bool contended;
+  long long wait_ns, hold_ns;
+} truth_log[TRUTH_TOTAL];
+
+static void *
+truth_worker (void *arg)
+{
+  int me = (int) (long) arg + 1;
+  while (!atomic_load (&truth_gate))
+    ;
+  for (int i = 0; i < TRUTH_ROUNDS; i++)
+    {
+      bool held = atomic_load (&truth_holder) != 0;
+      long long asked = now_ns ();
+      pthread_mutex_lock (&truth_lock);   /* line:truth-lock */
+      long long got = now_ns ();
+      atomic_store (&truth_holder, me);
+      long n = atomic_load (&truth_taken);
+      truth_log[n].owner = me;
+      truth_log[n].contended = held;
+      truth_log[n].wait_ns = got - asked;
+      atomic_store (&truth_taken, n + 1);
+      sleep_ns (1000000);
+      truth_log[n].hold_ns = now_ns () - got;
+      atomic_store (&truth_holder, 0);
+      pthread_mutex_unlock (&truth_lock);
+      while (atomic_load (&truth_taken) == n + 1
+             && atomic_load (&truth_done) < TRUTH_THREADS - 1)
+        sched_yield ();
+    }
+  atomic_fetch_add (&truth_done, 1);
+  return NULL;
+}
+
+/* Prints the truth from the first contended acquisition on, where the
+   profiler starts counting.  */
+static __attribute__ ((noinline)) int
+truth (void)
+{
+  pthread_t threads[TRUTH_THREADS];
+  start (threads, TRUTH_THREADS, truth_worker);
+  pthread_mutex_lock (&truth_lock);
+  atomic_store (&truth_holder, -1);
+  truth_log[0].owner = -1;
+  atomic_store (&truth_taken, 1);
+  atomic_store (&truth_gate, 1);
+  sleep_ns (20000000);
+  atomic_store (&truth_holder, 0);
+  pthread_mutex_unlock (&truth_lock);
+  join (threads, TRUTH_THREADS);
+  int first = 0;
+  while (first < TRUTH_TOTAL && !truth_log[first].contended)
+    first++;
+  long contended = 0, owner_changes = 0;
+  long long wait = 0, hold = 0;
+  for (int i = first; i < TRUTH_TOTAL; i++)
+    {
+      contended += truth_log[i].contended;
+      owner_changes += i == 0 || truth_log[i].owner != truth_log[i - 1].owner;
+      if (truth_log[i].contended)
+        wait += truth_log[i].wait_ns;
+      hold += truth_log[i].hold_ns;
+    }
+  printf ("acquisitions %d\ncontended %ld\nowner_changes %ld\n"
+          "wait_ns %lld\nhold_ns %lld\n", TRUTH_TOTAL - first, contended,
+          owner_changes, wait, hold);
+  return 0;
+}
+
+/* --- rwlock: a writer holds it 5 ms, 50 times; 4 readers read in a
+   loop meanwhile, and wait for the writer.  */
+
+static pthread_rwlock_t rw_lock = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int rw_writer_done;
+
+static void *
+rw_reader (void *arg)
+{
+  while (!atomic_load (&rw_writer_done))
+    {
+      pthread_rwlock_rdlock (&rw_lock);   /* line:rw-read */
+      pthread_rwlock_unlock (&rw_lock);
+      sleep_ns (100000);
+    }
+  return arg;
+}
+
+static __attribute__ ((noinline)) int
+rwlock (void)
+{
+  pthread_t readers[4];
+  start (readers, 4, rw_reader);
+  for (int i = 0; i < 50; i++)
+    {
+      pthread_rwlock_wrlock (&rw_lock);   /* line:rw-write */
+      sleep_ns (5000000);
+      pthread_rwlock_unlock (&rw_lock);
+      sleep_ns (500000);
+    }
+  atomic_store (&rw_writer_done, 1);
+  join (readers, 4);
+  return 0;
+}
+
+/* --- cond: one signal that wakes a waiter, 5 with no waiter, one
+   broadcast with no waiter.  */
+
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond_var = PTHREAD_COND_INITIALIZER;
+static int cond_ready, cond_go;
+
+static void *
+cond_waiter (void *arg)
+{
+  pthread_mutex_lock (&cond_lock);
+  cond_ready = 1;
+  while (!cond_go)
+    pthread_cond_wait (&cond_var, &cond_lock);
+  pthread_mutex_unlock (&cond_lock);
+  return arg;
+}
+
+static __attribute__ ((noinline)) int
+cond (void)
+{
+  pthread_t waiter;
+  start (&waiter, 1, cond_waiter);
+  for (;;)
+    {
+      pthread_mutex_lock (&cond_lock);
+      if (cond_ready)
+        break;
+      pthread_mutex_unlock (&cond_lock);
+      sleep_ns (1000000);
+    }
+  /* The waiter is in its wait: it released the mutex there.  */
+  cond_go = 1;
+  pthread_cond_signal (&cond_var);
+  pthread_mutex_unlock (&cond_lock);
+  join (&waiter, 1);
+  for (int i = 0; i < 5; i++)
+    pthread_cond_signal (&cond_var);
+  pthread_cond_broadcast (&cond_var);
+  return 0;
+}
+
+/* --- million: a million static mutexes, each found taken once by a
+   try.  */
+
+#define MILLION 1000000
+static pthread_mutex_t many[MILLION];
+static atomic_int many_phase;
+
+static void *
+many_holder (void *arg)
+{
+  for (int i = 0; i < MILLION; i++)
+    pthread_mutex_lock (&many[i]);
+  atomic_store (&many_phase, 1);
+  while (atomic_load (&many_phase) != 2)
+    sched_yield ();
+  for (int i = 0; i < MILLION; i++)
+    pthread_mutex_unlock (&many[i]);
+  return arg;
+}
+
+static __attribute__ ((noinline)) int
+million (void)
+{
+  pthread_t holder;
+  start (&holder, 1, many_holder);
+  while (atomic_load (&many_phase) != 1)
+    sched_yield ();
+  long busy = 0;
+  for (int i = 0; i < MILLION; i++)
+    busy += pthread_mutex_trylock (&many[i]) != 0;
+  atomic_store (&many_phase, 2);
+  join (&holder, 1);
+  printf ("busy %ld\n", busy);
+  return 0;
+}
+
+/* --- contend: 3 threads take LOCK 100 times, holding it 200 us.  */
+
+static pthread_mutex_t parent_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t *contended_lock = &parent_lock;
+
+static void *
+contend_worker (void *arg)
+{
+  for (int i = 0; i < 100; i++)
+    {
+      pthread_mutex_lock (contended_lock);   /* line:contend */
+      sleep_ns (200000);
+      pthread_mutex_unlock (contended_lock);
+    }
+  return arg;
+}
+
+static void
+contend_on (pthread_mutex_t *lock)
+{
+  pthread_t threads[3];
+  contended_lock = lock;
+  start (threads, 3, contend_worker);
+  join (threads, 3);
+}
+
+static __attribute__ ((noinline)) int
+contend (void)
+{
+  contend_on (&child_lock);
+  return 0;
+}
+
+/* --- fork: contention in the parent, then in the child on another
+   lock; each process's report has its own.  */
+static __attribute__ ((noinline)) int
+fork_case (void)
+{
+  contend_on (&parent_lock);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      contend_on (&child_lock);
+      exit (0);
+    }
+  int status;
+  waitpid (pid, &status, 0);
+  printf ("parent %d\nchild %d\n", (int) getpid (), (int) pid);
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? 0 : 1;
+}
+
+/* --- exec: a child runs "contend" in a new program image.  */
+static __attribute__ ((noinline)) int
+exec_case (const char *self)
+{
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      execl (self, self, "contend", (char *) NULL);
+      _exit (127);
+    }
+  int status;
+  waitpid (pid, &status, 0);
+  printf ("child %d\n", (int) pid);
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? 0 : 1;
+}
+
+/* --- signal: contention, then a signal that asks for a report, then
+   more contention: two reports, the one at exit counting more.  */
+static __attribute__ ((noinline)) int
+signal_case (void)
+{
+  contend_on (&parent_lock);
+  raise (SIGUSR2);
+  sleep_ns (300000000);
+  contend_on (&parent_lock);
+  return 0;
+}
+
+/* --- interval: contention that lasts over 2 s of reports every second.  */
+static __attribute__ ((noinline)) int
+interval_case (void)
+{
+  long long end = now_ns () + 2500000000LL;
+  while (now_ns () < end)
+    contend_on (&parent_lock);
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *c = argc > 1 ? argv[1] : "";
+  if (strcmp (c, "truth") == 0)
+    return truth ();
+  if (strcmp (c, "rwlock") == 0)
+    return rwlock ();
+  if (strcmp (c, "cond") == 0)
+    return cond ();
+  if (strcmp (c, "million") == 0)
+    return million ();
+  if (strcmp (c, "contend") == 0)
+    return contend ();
+  if (strcmp (c, "fork") == 0)
+    return fork_case ();
+  if (strcmp (c, "exec") == 0)
+    return exec_case (argv[0]);
+  if (strcmp (c, "signal") == 0)
+    return signal_case ();
+  if (strcmp (c, "interval") == 0)
+    return interval_case ();
+  fprintf (stderr, "usage: %s truth|rwlock|cond|million|contend|fork|exec|"
+           "signal|interval\n", argv[0]);
+  return 2;
+}

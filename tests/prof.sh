@@ -1,0 +1,254 @@
+#!/bin/bash
+# The contention profiler (XPTHREAD_PROF=1, xpthread(7)) on
+# tests/prof-cases, whose contention is known: under the preload in raw
+# and hosted mode, and linked with -lxpthread.  That a report is
+# written at all shows xpthread's locks ran: nothing else writes one.
+#   truth     4 threads x 1000 acquisitions of a mutex held 1 ms: the
+#             contended count and the owner changes exact, the total
+#             wait and hold within 5% of the program's own clock, the
+#             site's source line; hold times sampled (raw, linked) and
+#             all timed (hosted)
+#   rwlock    readers' waits behind a writer that holds 5 ms: blamed on
+#             the writer's site, its holds about 5 ms
+#   cond      a signal that wakes a waiter, 5 and a broadcast that find
+#             none
+#   million   a million static mutexes each found taken once: a million
+#             rows, none merged or lost, no table overflow (raw only:
+#             it takes seconds)
+#   fork      each process reports its own contention
+#   exec      the new program writes its own report
+#   text, folded, signal, interval: the other formats and reports
+set -u
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+plain=$XP_BUILDDIR/tests/prof-cases linked=$XP_BUILDDIR/tests/prof-cases-linked
+src=${srcdir:-.}/tests/prof-cases.c
+command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
+fail=0
+
+line_of ()
+{
+  grep -n "/\* line:$1 \*/" "$src" | cut -d: -f1
+}
+have_lines=yes
+if ! { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libdw\.so\.1 '; then
+  echo "prof: libdw.so.1 is not installed; source lines not checked"
+  have_lines=
+fi
+
+# run HOW NAME CASE ENV...: CASE with the profiler on, its JSON reports
+# in $tmp/NAME.HOW.PID.json, its output in $tmp/NAME.HOW.out and its
+# standard error in $tmp/NAME.HOW.err.
+run ()
+{
+  local how=$1 name=$2 case=$3; shift 3
+  local prog=$plain pre=$XP_LIB mode=$how
+  if [ "$how" = linked ]; then prog=$linked pre= mode=auto; fi
+  env LD_PRELOAD="$pre" XPTHREAD_MODE=$mode XPTHREAD_PROF=1 \
+    XPTHREAD_PROF_FORMAT=json XPTHREAD_PROF_FILE="$tmp/$name.$how.%p.json" \
+    "$@" timeout 120 "$prog" "$case" > "$tmp/$name.$how.out" \
+    2> "$tmp/$name.$how.err"
+  local status=$?
+  if [ $status != 0 ]; then
+    echo "FAIL: $name ($how): exit status $status"; sed 's/^/  | /' "$tmp/$name.$how.err"
+    fail=1
+    return 1
+  fi
+}
+
+# check HOW NAME: the python checks below for NAME (a function of that
+# name), given the reports and the program's output.
+check ()
+{
+  local how=$1 name=$2
+  python3 - "$name" "$how" "$tmp" "$have_lines" \
+    "$(line_of truth-lock)" "$(line_of rw-read)" "$(line_of rw-write)" \
+    "$(line_of contend)" <<'PYTHON' || fail=1
+import glob, json, os, re, sys
+case, how, tmp, have_lines = sys.argv[1:5]
+lines = dict(zip(("truth-lock", "rw-read", "rw-write", "contend"), sys.argv[5:9]))
+problems = []
+def fail(what):
+    problems.append(what)
+def reports(name=case):
+    out = {}
+    for f in glob.glob("%s/%s.%s.*.json" % (tmp, name, how)):
+        with open(f) as fh:
+            out[int(f.split(".")[-2])] = json.load(fh)
+    return out
+def only_report():
+    r = reports()
+    if len(r) != 1:
+        fail("%d reports, expected one" % len(r))
+        return {"rows": [], "overflow": {}}
+    return list(r.values())[0]
+def truth():
+    out = {}
+    with open("%s/%s.%s.out" % (tmp, case, how)) as fh:
+        for l in fh:
+            k, v = l.split()
+            out[k] = int(v)
+    return out
+def row(report, kind, name):
+    for x in report["rows"]:
+        if x["kind"] == kind and x["class"].split(" (")[0] == name:
+            return x
+    return None
+def want_row(report, kind, name):
+    x = row(report, kind, name)
+    if x is None:
+        fail("no %s row for %s" % (kind, name))
+    return x
+def near(what, got, want, share):
+    if abs(got - want) > share * want:
+        fail("%s: %d, the program measured %d (more than %d%% apart)"
+             % (what, got, want, share * 100))
+def location(x, line):
+    if have_lines and x["location"] != "prof-cases.c:" + line:
+        fail("site %s at %s, expected prof-cases.c:%s" % (x["site"], x["location"], line))
+
+def check_truth():
+    t, r = truth(), only_report()
+    x = want_row(r, "mutex", "truth_lock")
+    if x is None:
+        return
+    for key in ("acquisitions", "contended", "owner_changes"):
+        if x[key] != t[key]:
+            fail("%s: %d in the report, %d in the program" % (key, x[key], t[key]))
+    near("total wait", x["wait_ns"]["total"], t["wait_ns"], 0.05)
+    near("total hold", x["hold_ns"]["total"], t["hold_ns"], 0.05)
+    if len(x["sites"]) != 1:
+        fail("%d sites, expected one" % len(x["sites"]))
+    else:
+        location(x["sites"][0], lines["truth-lock"])
+    if sum(n for _, n in x["wait_log2_ns"]) != x["contended"]:
+        fail("the histogram holds %d waits" % sum(n for _, n in x["wait_log2_ns"]))
+    return "contended %d, owner changes %d, wait %.3f s, hold %.3f s (%d timed)" % (
+        x["contended"], x["owner_changes"], x["wait_ns"]["total"] / 1e9,
+        x["hold_ns"]["total"] / 1e9, x["hold_ns"]["samples"])
+
+def check_rwlock():
+    r = only_report()
+    read, write = want_row(r, "rwlock-read", "rw_lock"), want_row(r, "rwlock-write", "rw_lock")
+    if read is None or write is None:
+        return
+    if read["contended"] == 0 or not read["held_by"]:
+        fail("the readers never waited behind anyone")
+        return
+    top = read["held_by"][0]
+    if have_lines and top["location"] != "prof-cases.c:" + lines["rw-write"]:
+        fail("the readers' wait blamed on %s at %s, not the writer" % (top["site"], top["location"]))
+    if top["wait_ns"] < 0.8 * read["wait_ns"]["total"]:
+        fail("only %d of %d ns blamed on the writer" % (top["wait_ns"], read["wait_ns"]["total"]))
+    location(read["sites"][0], lines["rw-read"])
+    mean = write["hold_ns"]["mean"]
+    if not 5e6 <= mean < 7e6:
+        fail("the writer's mean hold is %d ns, it holds 5 ms" % mean)
+    return "readers waited %.3f s, %.0f%% behind the writer; writer holds %.2f ms" % (
+        read["wait_ns"]["total"] / 1e9, 100 * top["wait_ns"] / read["wait_ns"]["total"], mean / 1e6)
+
+def check_cond():
+    x = want_row(only_report(), "cond", "cond_var")
+    if x is None:
+        return
+    want = {"waits": 1, "signals": 6, "broadcasts": 1, "signals_no_waiter": 6}
+    got = {k: x[k] for k in want}
+    if got != want:
+        fail("counts %s, expected %s" % (got, want))
+    return "waits 1, signals 6, broadcasts 1, of which no waiter 6"
+
+def check_million():
+    r = only_report()
+    rows = [x for x in r["rows"] if x["kind"] == "mutex" and x["class"].startswith("many")]
+    names = set(x["class"] for x in rows)
+    if any(r["overflow"].values()):
+        fail("tables overflowed: %s" % r["overflow"])
+    if len(rows) != 1000000 or len(names) != 1000000:
+        fail("%d rows, %d names, expected 1000000 of each" % (len(rows), len(names)))
+    if any(x["contended"] != 1 for x in rows):
+        fail("a lock not contended exactly once")
+    return "1000000 rows, 1000000 names, no overflow"
+
+def check_fork():
+    t, r = truth(), reports()
+    if sorted(r) != sorted([t["parent"], t["child"]]):
+        fail("reports of %s, expected the parent's and the child's" % sorted(r))
+        return
+    for pid, mine, other in ((t["parent"], "parent_lock", "child_lock"),
+                             (t["child"], "child_lock", "parent_lock")):
+        x, y = row(r[pid], "mutex", mine), row(r[pid], "mutex", other)
+        if x is None or x["contended"] == 0:
+            fail("process %d: no contention of %s" % (pid, mine))
+        if y is not None and y["contended"] != 0:
+            fail("process %d: %s counted, the other process's" % (pid, other))
+    return "two reports, each of its own process's lock"
+
+def check_exec():
+    t, r = truth(), reports()
+    child = r.get(t["child"])
+    x = row(child, "mutex", "child_lock") if child else None
+    if x is None or x["contended"] == 0:
+        fail("no report of the exec'd child %d with its contention" % t["child"])
+    return "the exec'd program's own report"
+
+def check_text():
+    err = open("%s/%s.%s.err" % (tmp, case, how)).read()
+    if not re.search(r"^  1 .* mutex child_lock \(prof-cases[^)]*\)", err, re.M):
+        fail("no first row naming child_lock:\n" + err)
+    if have_lines and ("prof-cases.c:" + lines["contend"]) not in err:
+        fail("the site's line prof-cases.c:%s is not named" % lines["contend"])
+    return "the table names the lock and its site's line"
+
+def check_folded():
+    err = open("%s/%s.%s.err" % (tmp, case, how)).read().splitlines()
+    bad = [l for l in err if not re.match(r"^[^ ]+ [0-9]+$", l)]
+    ours = [l for l in err if re.match(r"^.*;contend_worker;child_lock_\(prof-cases\) [0-9]+$", l)]
+    if bad or not ours:
+        fail("folded lines: %d malformed, %d of child_lock:\n%s" % (len(bad), len(ours), "\n".join(err)))
+    return "%d folded stacks" % len(err)
+
+def text_reports():
+    err = open("%s/%s.%s.err" % (tmp, case, how)).read()
+    return re.findall(r"^xpthread profile: pid \d+ \(prof-cases\), (on signal|at exit|at interval)", err, re.M), err
+
+def check_signal():
+    kinds, err = text_reports()
+    counts = [int(n) for n in re.findall(r"^  1 +\S+ \S+ +\d+/(\d+) .* mutex parent_lock", err, re.M)]
+    if kinds != ["on signal", "at exit"] or len(counts) != 2 or not counts[0] < counts[1]:
+        fail("reports %s, acquisitions %s:\n%s" % (kinds, counts, err))
+    return "a report on the signal, then a larger one at exit"
+
+def check_interval():
+    kinds, err = text_reports()
+    if kinds.count("at interval") < 2 or kinds[-1] != "at exit":
+        fail("reports %s" % kinds)
+    return "%d reports at intervals, one at exit" % kinds.count("at interval")
+
+said = globals()["check_" + case]()
+if problems:
+    for p in problems:
+        print("FAIL: %s (%s): %s" % (case, how, p))
+    sys.exit(1)
+print("prof: %-8s %-7s %s" % (case, how, said))
+PYTHON
+}
+
+for how in raw hosted linked; do
+  hold=
+  [ $how = hosted ] && hold=XPTHREAD_PROF_HOLD=all
+  run $how truth truth $hold && check $how truth
+  for c in rwlock cond fork; do
+    run $how $c $c && check $how $c
+  done
+done
+run raw million million && check raw million
+for how in raw linked; do
+  run $how exec exec && check $how exec
+done
+run raw text contend XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= && check raw text
+run raw folded contend XPTHREAD_PROF_FORMAT=folded XPTHREAD_PROF_FILE= && check raw folded
+run raw signal signal XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
+  XPTHREAD_PROF_SIGNAL=SIGUSR2 && check raw signal
+run raw interval interval XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
+  XPTHREAD_PROF_INTERVAL=1 && check raw interval
+exit $fail
