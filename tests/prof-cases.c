@@ -249,11 +249,13 @@ million (void)
   return 0;
 }
 
-/* --- contend: 3 threads take LOCK 100 times, holding it 200 us.  */
+/* --- contend: 3 threads take LOCK 100 times, holding it 200 us; slower:
+   1 ms longer.  */
 
 static pthread_mutex_t parent_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t *contended_lock = &parent_lock;
+static long extra_hold_ns;   /* "slower": the regression to find */
 
 static void *
 contend_worker (void *arg)
@@ -261,7 +263,7 @@ contend_worker (void *arg)
   for (int i = 0; i < 100; i++)
     {
       pthread_mutex_lock (contended_lock);   /* line:contend */
-      sleep_ns (200000);
+      sleep_ns (200000 + extra_hold_ns);
       pthread_mutex_unlock (contended_lock);
     }
   return arg;
@@ -353,6 +355,11 @@ main (int argc, char **argv)
     return million ();
   if (strcmp (c, "contend") == 0)
     return contend ();
+  if (strcmp (c, "slower") == 0)
+    {
+      extra_hold_ns = 1000000;
+      return contend ();
+    }
   if (strcmp (c, "fork") == 0)
     return fork_case ();
   if (strcmp (c, "exec") == 0)
@@ -361,7 +368,7 @@ main (int argc, char **argv)
     return signal_case ();
   if (strcmp (c, "interval") == 0)
     return interval_case ();
-  fprintf (stderr, "usage: %s truth|rwlock|cond|million|contend|fork|exec|"
-           "signal|interval\n", argv[0]);
+  fprintf (stderr, "usage: %s truth|rwlock|cond|million|contend|slower|"
+           "fork|exec|signal|interval\n", argv[0]);
   return 2;
 }

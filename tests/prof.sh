@@ -18,6 +18,8 @@
 #   fork      each process reports its own contention
 #   exec      the new program writes its own report
 #   text, folded, signal, interval: the other formats and reports
+#   tool      xpthread-prof's table, comparison (a hold made 1 ms longer
+#             shows as worse), folded stacks and flame graph; bad input
 set -u
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
@@ -224,6 +226,31 @@ def check_interval():
         fail("reports %s" % kinds)
     return "%d reports at intervals, one at exit" % kinds.count("at interval")
 
+def check_tool():
+    # The reports of "contend" and of "slower" (1 ms more held), read by
+    # the tool: the table, the comparison, the stacks, the flame graph.
+    out = {}
+    for what in ("show", "compare", "folded", "svg"):
+        with open("%s/tool.%s" % (tmp, what)) as fh:
+            out[what] = fh.read()
+    if not re.search(r"^  1 .* mutex child_lock \(prof-cases[^)]*\)", out["show"], re.M):
+        fail("show: no first row of child_lock:\n" + out["show"])
+    first = [l for l in out["compare"].splitlines()[1:2]]
+    if not first or "mutex child_lock" not in first[0] or len(re.findall(r"x worse", first[0])) != 2:
+        fail("compare: the first row is not child_lock with wait and hold worse:\n" + out["compare"])
+    folded = out["folded"].splitlines()
+    if not folded or any(not re.match(r"^[^ ]+ [0-9]+$", l) for l in folded) \
+       or not any(";contend_worker;child_lock_(prof-cases)" in l for l in folded):
+        fail("folded: unexpected lines:\n" + out["folded"])
+    import xml.etree.ElementTree as ET
+    svg = ET.fromstring(out["svg"])
+    ns = "{http://www.w3.org/2000/svg}"
+    titles = [t.text for t in svg.iter(ns + "title")]
+    if len(list(svg.iter(ns + "rect"))) != len(titles) + 1 \
+       or not any(t.startswith("contend_worker (") for t in titles):
+        fail("flamegraph: %d rects, titles %s" % (len(list(svg.iter(ns + "rect"))), titles[:8]))
+    return "show, compare (hold and wait worse), folded, flame graph of %d frames" % len(titles)
+
 said = globals()["check_" + case]()
 if problems:
     for p in problems:
@@ -251,4 +278,24 @@ run raw signal signal XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
   XPTHREAD_PROF_SIGNAL=SIGUSR2 && check raw signal
 run raw interval interval XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
   XPTHREAD_PROF_INTERVAL=1 && check raw interval
+# The tool (tools/xpthread-prof) on the reports of "contend" and of
+# "slower", and on bad input.
+tool=$XP_BUILDDIR/tools/xpthread-prof
+if run raw before contend && run raw after slower; then
+  before=$(ls "$tmp"/before.raw.*.json) after=$(ls "$tmp"/after.raw.*.json)
+  "$tool" show "$after" > "$tmp/tool.show" &&
+    "$tool" compare "$before" "$after" > "$tmp/tool.compare" &&
+    "$tool" folded "$after" > "$tmp/tool.folded" &&
+    "$tool" flamegraph "$after" -o "$tmp/tool.svg" &&
+    check raw tool || { echo "FAIL: tool: exit status $?"; fail=1; }
+  echo '{"format": "something else"}' > "$tmp/bad.json"
+  for input in "$tmp/bad.json" "$tmp/absent.json" "$tmp/tool.show"; do
+    "$tool" show "$input" > /dev/null 2> "$tmp/tool.err"
+    status=$?
+    if [ $status != 2 ] || [ "$(wc -l < "$tmp/tool.err")" != 1 ]; then
+      echo "FAIL: tool: show $input: exit status $status, said:"
+      cat "$tmp/tool.err"; fail=1
+    fi
+  done
+fi
 exit $fail
