@@ -39,7 +39,10 @@
        the validator has seen: the "lock chains" of a real program);
      contended_T4_cs<ns>_s, _cpu_s: -N acquisitions (default 2000000)
        shared by 4 threads as in the contended cells, cs 0 and 50 ns; a
-       fixed amount of work, so that both times are comparable.
+       fixed amount of work, so that both times are comparable;
+     once_contended_pair_ns, _cpu_ns: the pair again on that mutex, now
+       that it has been contended (the contention profiler watches a
+       lock from its first contention on).
 
    With -k KIND every metric name starts with "KIND_".  A C library
    without PTHREAD_MUTEX_ADAPTIVE_NP (musl) refuses -k adaptive.
@@ -422,6 +425,7 @@ lockdep_set (long ops)
                 cs[i]);
       bench_metric (name, median (cpu[i], rounds), "s", 0);
     }
+  timed_loops ("once_contended_pair", bench_uncontended_loop, 4000000);
   printf ("# check ops %ld\n", ops / 4 * 4);
 }
 
