@@ -298,3 +298,56 @@ real_main ()
   done
   [ -z "$failed" ]
 }
+
+# The lock debugging tools' checks (lockdep.sh, prof.sh), which define
+# tool_run MODE NAME COMMAND... (COMMAND with the tool on) and
+# tool_verdict MODE NAME WANT... (the tool's word on that run).
+# real_tool_check MODE NAME "WANT..." COMMAND...: both, then, with $post
+# (shell code), a word on the output; a line for each, and " MODE:NAME"
+# added to real_failed when one fails.
+real_failed=
+real_tool_check ()
+{
+  local mode=$1 name=$2 want=$3; shift 3
+  local status out
+  tool_run "$mode" "$name" "$@"
+  status=$?
+  if [ $status != 0 ]; then
+    out="FAIL: exit status $status"
+  else
+    out=$(tool_verdict "$mode" "$name" $want) || status=1
+  fi
+  if [ $status = 0 ] && [ -n "${post:-}" ]; then
+    out="$out$(eval "$post")" || status=1
+  fi
+  printf '  %-8s %-16s %s\n' "$mode" "$name" "$out"
+  if [ $status != 0 ]; then
+    real_failed="$real_failed $mode:$name"
+    echo "  stderr of the $mode runs (last 10 lines):"
+    tail -n 10 "$T/$mode.err" | sed 's/^/  | /'
+  fi
+}
+
+# real_tool_summary WHAT: the PASS or FAIL line of each mode, saying
+# WHAT was checked; fails when a check did.
+real_tool_summary ()
+{
+  local mode ok line
+  for mode in $REAL_MODES; do
+    ok=PASS
+    case "$real_failed" in *" $mode:"*) ok=FAIL ;; esac
+    line=$(printf '%-10s %-6s %s %s' "$real_name" "$mode" $ok "$1")
+    echo "$line"
+    [ -n "${XP_REAL_SUMMARY:-}" ] && echo "$line" >> "$XP_REAL_SUMMARY"
+  done
+  [ -z "$real_failed" ]
+}
+
+# real_workload_sum PROGRAM: glibc's checksum of the bundled workload
+# (PROGRAM -s 8) into want_sum.
+real_workload_sum ()
+{
+  env -u LD_PRELOAD "$1" -s 8 > "$T/workload.glibc" || exit 99
+  want_sum=$(grep '^# check checksum' "$T/workload.glibc")
+  [ -n "$want_sum" ] || { echo "ERROR: the workload printed no checksum"; exit 99; }
+}

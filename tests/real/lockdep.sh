@@ -153,75 +153,44 @@ if command -v "${cxx%% *}" > /dev/null &&
 fi
 
 # What glibc computes: the workload's checksum, with and without -B.
-env -u LD_PRELOAD "$workload_prog" -s 8 > "$T/workload.glibc" || exit 99
-want_sum=$(grep '^# check checksum' "$T/workload.glibc")
-[ -n "$want_sum" ] || { echo "ERROR: the workload printed no checksum"; exit 99; }
+real_workload_sum "$workload_prog"
 
-# check MODE NAME WANT... COMMAND: run, then the verdict; sets failed.
-failed=
-check ()
-{
-  local mode=$1 name=$2 want=$3; shift 3
-  local status out
-  ld_run "$mode" "$name" "$@"
-  status=$?
-  if [ $status != 0 ]; then
-    out="FAIL: exit status $status"
-  else
-    out=$(verdict "$T/$name.$mode.log" $want) || status=1
-  fi
-  if [ $status = 0 ] && [ -n "${post:-}" ]; then
-    out="$out$(eval "$post")" || status=1
-  fi
-  printf '  %-8s %-16s %s\n' "$mode" "$name" "$out"
-  if [ $status != 0 ]; then
-    failed="$failed $mode:$name"
-    echo "  stderr of the $mode runs (last 10 lines):"
-    tail -n 10 "$T/$mode.err" | sed 's/^/  | /'
-  fi
-}
+tool_run () { ld_run "$@"; }
+tool_verdict () { verdict "$T/$2.$1.log" "${@:3}"; }
 
 echo "lockdep: real programs with XPTHREAD_LOCKDEP=1, raw and hosted"
 for mode in $REAL_MODES; do
   : > "$T/$mode.err"
   post='grep -qxF "$want_sum" "$T/workload-B.$mode.out" && echo ", checksum as glibc" ||
         { echo ", FAIL: checksum differs from glibc"; false; }'
-  check "$mode" workload-B "cycle queue totals_lock" "$workload_prog" -B -s 8
+  real_tool_check "$mode" workload-B "cycle queue totals_lock" "$workload_prog" -B -s 8
   post='grep -qxF "$want_sum" "$T/workload.$mode.out" && echo ", checksum as glibc" ||
         { echo ", FAIL: checksum differs from glibc"; false; }'
-  check "$mode" workload none "$workload_prog" -s 8
+  real_tool_check "$mode" workload none "$workload_prog" -s 8
   post=
-  check "$mode" xz none sh -c 'xz -2 -T2 --block-size=1MiB -c "$1" | xz -d -T2 | cmp - "$1"' \
+  real_tool_check "$mode" xz none sh -c 'xz -2 -T2 --block-size=1MiB -c "$1" | xz -d -T2 | cmp - "$1"' \
     sh "$T/data"
-  check "$mode" zstd none sh -c 'zstd -q -3 -T2 -c "$1" | zstd -q -d -T2 | cmp - "$1"' \
+  real_tool_check "$mode" zstd none sh -c 'zstd -q -3 -T2 -c "$1" | zstd -q -d -T2 | cmp - "$1"' \
     sh "$T/data"
   post='grep -q "^[0-9a-f]\{64\} 80000 10000$" "$T/python.$mode.out" ||
         { echo ", FAIL: unexpected output"; false; }'
-  check "$mode" python none python3 "$T/threads.py"
+  real_tool_check "$mode" python none python3 "$T/threads.py"
   post='grep -qx "200000|20000100000" "$T/sqlite.$mode.out" ||
         { echo ", FAIL: unexpected output"; false; }'
-  check "$mode" sqlite none sh -c 'rm -f "$1"; sqlite3 "$1" < "$2"' sh "$T/db.$mode" "$T/sort.sql"
+  real_tool_check "$mode" sqlite none sh -c 'rm -f "$1"; sqlite3 "$1" < "$2"' sh "$T/db.$mode" "$T/sort.sql"
   if [ -n "$jemalloc" ]; then
     post='grep -qx "forked 3" "$T/jemalloc-fork.$mode.out" ||
           { echo ", FAIL: unexpected output"; false; }'
-    check "$mode" jemalloc-fork none timeout -s KILL 60 \
+    real_tool_check "$mode" jemalloc-fork none timeout -s KILL 60 \
       env LD_PRELOAD="$jemalloc:$XP_LIB" python3 "$T/fork.py"
   fi
   if [ -n "$have_cxx" ]; then
     post='grep -q "^pipeline: 333338333350000$" "$T/cxx.$mode.out" ||
           { echo ", FAIL: unexpected output"; false; }'
-    check "$mode" cxx none "$T/cxx"
+    real_tool_check "$mode" cxx none "$T/cxx"
   fi
-  real_loaded "$mode" || failed="$failed $mode:loaded"
+  real_loaded "$mode" || real_failed="$real_failed $mode:loaded"
 done
 [ -n "$jemalloc" ] || echo "  (no fork with jemalloc: libjemalloc.so.2 is not installed)"
 [ -n "$have_cxx" ] || echo "  (no C++ program: $cxx cannot build tests/real-cxx-prog.cc)"
-for mode in $REAL_MODES; do
-  ok=PASS
-  case "$failed" in *" $mode:"*) ok=FAIL ;; esac
-  line=$(printf '%-10s %-6s %s lockdep verdicts (the planted bug found, no report elsewhere)' \
-           "$real_name" "$mode" $ok)
-  echo "$line"
-  [ -n "${XP_REAL_SUMMARY:-}" ] && echo "$line" >> "$XP_REAL_SUMMARY"
-done
-[ -z "$failed" ]
+real_tool_summary "lockdep verdicts (the planted bug found, no report elsewhere)"

@@ -112,63 +112,31 @@ print(counter[0], len(got))
 PYTHON
 seq 1 2000000 > "$T/data" || exit 99
 
-env -u LD_PRELOAD "$workload_prog" -s 8 > "$T/workload.glibc" || exit 99
-want_sum=$(grep '^# check checksum' "$T/workload.glibc")
-[ -n "$want_sum" ] || { echo "ERROR: the workload printed no checksum"; exit 99; }
+real_workload_sum "$workload_prog"
 
-# check MODE NAME "WANT..." COMMAND: run, then check the reports and,
-# with $post, the output; sets failed.
-failed=
-check ()
-{
-  local mode=$1 name=$2 want=$3; shift 3
-  local status out
-  prof_run "$mode" "$name" "$@"
-  status=$?
-  if [ $status != 0 ]; then
-    out="FAIL: exit status $status"
-  else
-    out=$(check_report "$T/$name.$mode.*.json" $want) || status=1
-  fi
-  if [ $status = 0 ] && [ -n "${post:-}" ]; then
-    out="$out$(eval "$post")" || status=1
-  fi
-  printf '  %-8s %-10s %s\n' "$mode" "$name" "$out"
-  if [ $status != 0 ]; then
-    failed="$failed $mode:$name"
-    echo "  stderr of the $mode runs (last 10 lines):"
-    tail -n 10 "$T/$mode.err" | sed 's/^/  | /'
-  fi
-}
+tool_run () { prof_run "$@"; }
+tool_verdict () { check_report "$T/$2.$1.*.json" "${@:3}"; }
 
 echo "prof: real programs with XPTHREAD_PROF=1, raw and hosted"
 for mode in $REAL_MODES; do
   : > "$T/$mode.err"
   post='grep -qxF "$want_sum" "$T/workload.$mode.out" && echo ", checksum as glibc" ||
         { echo ", FAIL: checksum differs from glibc"; false; }'
-  check "$mode" workload "mutex:stripe mutex:queue cond:queue" \
+  real_tool_check "$mode" workload "mutex:stripe mutex:queue cond:queue" \
     "$workload_prog" -s 8
   post='grep -qx "80000 10000" "$T/python.$mode.out" && echo ", output as glibc" ||
         { echo ", FAIL: unexpected output"; false; }'
-  check "$mode" python "mutex: cond:" python3 "$T/threads.py"
+  real_tool_check "$mode" python "mutex: cond:" python3 "$T/threads.py"
   post='grep -q "total number of events: *4$" "$T/sysbench.$mode.out" && echo ", 4 events" ||
         { echo ", FAIL: unexpected output"; false; }'
-  check "$mode" sysbench "mutex:sysbench max-acquisitions:80000" \
+  real_tool_check "$mode" sysbench "mutex:sysbench max-acquisitions:80000" \
     sysbench mutex --threads=4 --mutex-num=2 --mutex-locks=20000 \
     --mutex-loops=50 run
   post=
-  check "$mode" xz "" sh -c 'xz -2 -T2 --block-size=1MiB -c "$1" | xz -d -T2 | cmp - "$1"' \
+  real_tool_check "$mode" xz "" sh -c 'xz -2 -T2 --block-size=1MiB -c "$1" | xz -d -T2 | cmp - "$1"' \
     sh "$T/data"
-  check "$mode" zstd "" sh -c 'zstd -q -3 -T2 -c "$1" | zstd -q -d -T2 | cmp - "$1"' \
+  real_tool_check "$mode" zstd "" sh -c 'zstd -q -3 -T2 -c "$1" | zstd -q -d -T2 | cmp - "$1"' \
     sh "$T/data"
-  real_loaded "$mode" || failed="$failed $mode:loaded"
+  real_loaded "$mode" || real_failed="$real_failed $mode:loaded"
 done
-for mode in $REAL_MODES; do
-  ok=PASS
-  case "$failed" in *" $mode:"*) ok=FAIL ;; esac
-  line=$(printf '%-10s %-6s %s profiler reports (consistent, the known locks found)' \
-           "$real_name" "$mode" $ok)
-  echo "$line"
-  [ -n "${XP_REAL_SUMMARY:-}" ] && echo "$line" >> "$XP_REAL_SUMMARY"
-done
-[ -z "$failed" ]
+real_tool_summary "profiler reports (consistent, the known locks found)"
