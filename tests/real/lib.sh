@@ -343,11 +343,20 @@ real_tool_summary ()
   [ -z "$real_failed" ]
 }
 
-# real_workload_sum PROGRAM: glibc's checksum of the bundled workload
-# (PROGRAM -s 8) into want_sum.
+# real_find_workload: the bundled workload of the build tree, in
+# workload_prog; skips without it.
+real_find_workload ()
+{
+  local builddir=${XP_BUILDDIR:-$(dirname "$(dirname "$XP_LIB")")}
+  workload_prog=$builddir/bench/workload
+  [ -x "$workload_prog" ] || real_skip "no $workload_prog (build the tree first)"
+}
+
+# real_workload_sum: glibc's checksum of the bundled workload (-s 8)
+# into want_sum.
 real_workload_sum ()
 {
-  env -u LD_PRELOAD "$1" -s 8 > "$T/workload.glibc" || exit 99
+  env -u LD_PRELOAD "$workload_prog" -s 8 > "$T/workload.glibc" || exit 99
   want_sum=$(grep '^# check checksum' "$T/workload.glibc")
   [ -n "$want_sum" ] || { echo "ERROR: the workload printed no checksum"; exit 99; }
 }

@@ -25,9 +25,7 @@
 # time is measured.
 . "$XP_SRCDIR/tests/real/lib.sh"
 real_need python3 xz zstd sqlite3 cmp
-builddir=${XP_BUILDDIR:-$(dirname "$(dirname "$XP_LIB")")}
-workload_prog=$builddir/bench/workload
-[ -x "$workload_prog" ] || real_skip "no $workload_prog (build the tree first)"
+real_find_workload
 
 # verdict LOG WANT: check the JSON lines of LOG.  WANT is "none" (no
 # report, and at least one summary), or "cycle A B" (exactly one report,
@@ -153,7 +151,7 @@ if command -v "${cxx%% *}" > /dev/null &&
 fi
 
 # What glibc computes: the workload's checksum, with and without -B.
-real_workload_sum "$workload_prog"
+real_workload_sum
 
 tool_run () { ld_run "$@"; }
 tool_verdict () { verdict "$T/$2.$1.log" "${@:3}"; }

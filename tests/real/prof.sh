@@ -15,9 +15,7 @@
 # is measured.
 . "$XP_SRCDIR/tests/real/lib.sh"
 real_need python3 xz zstd sysbench cmp
-builddir=${XP_BUILDDIR:-$(dirname "$(dirname "$XP_LIB")")}
-workload_prog=$builddir/bench/workload
-[ -x "$workload_prog" ] || real_skip "no $workload_prog (build the tree first)"
+real_find_workload
 
 # check_report GLOB WANT...: every report matching GLOB parses and is
 # consistent (sites add up to their rows, waits and holds add up, the
@@ -112,7 +110,7 @@ print(counter[0], len(got))
 PYTHON
 seq 1 2000000 > "$T/data" || exit 99
 
-real_workload_sum "$workload_prog"
+real_workload_sum
 
 tool_run () { prof_run "$@"; }
 tool_verdict () { check_report "$T/$2.$1.*.json" "${@:3}"; }
