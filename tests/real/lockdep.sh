@@ -91,32 +91,6 @@ ld_run ()
     "$@" > "$T/$name.$mode.out" 2>> "$T/$mode.err"
 }
 
-cat > "$T/threads.py" <<'PYTHON'
-import concurrent.futures, hashlib, queue, threading
-def chunk(lo):
-    h = hashlib.sha256()
-    for i in range(lo, lo + 50):
-        h.update(hashlib.sha256(i.to_bytes(8, "little") * 2048).digest())
-    return h.digest()
-with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-    digest = hashlib.sha256(b"".join(pool.map(chunk, range(0, 2000, 50))))
-counter, lock = [0], threading.Lock()
-def bump():
-    for _ in range(20000):
-        with lock:
-            counter[0] += 1
-q, got = queue.Queue(maxsize=8), []
-def consume():
-    while (i := q.get()) is not None:
-        got.append(i)
-ts = [threading.Thread(target=bump) for _ in range(4)]
-ts.append(threading.Thread(target=consume))
-for t in ts: t.start()
-for i in range(10000): q.put(i)
-q.put(None)
-for t in ts: t.join()
-print(digest.hexdigest(), counter[0], len(got))
-PYTHON
 
 seq 1 2000000 > "$T/data" || exit 99
 cat > "$T/sort.sql" <<'SQL'
@@ -172,7 +146,7 @@ for mode in $REAL_MODES; do
     sh "$T/data"
   post='grep -q "^[0-9a-f]\{64\} 80000 10000$" "$T/python.$mode.out" ||
         { echo ", FAIL: unexpected output"; false; }'
-  real_tool_check "$mode" python none python3 "$T/threads.py"
+  real_tool_check "$mode" python none python3 "$XP_SRCDIR/tests/real/threads.py"
   post='grep -qx "200000|20000100000" "$T/sqlite.$mode.out" ||
         { echo ", FAIL: unexpected output"; false; }'
   real_tool_check "$mode" sqlite none sh -c 'rm -f "$1"; sqlite3 "$1" < "$2"' sh "$T/db.$mode" "$T/sort.sql"
