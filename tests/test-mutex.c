@@ -2120,12 +2120,15 @@ END_TEST
    after its unlock finds the lock taken.  Run in a fresh copy of this
    program (TURN_ONLY_ARG) with that setting.  A spinner can lose its
    spinning slot and sleep (marking the word 2) instead of asking, or lose
-   its CPU after asking, so such rounds are tried again.  */
+   its CPU after asking, so such rounds are tried again.  Each round
+   starts from a fresh mutex: a round whose spin was in vain (the owner
+   lost its CPU) would otherwise leave the lock's spin estimate at its
+   bound, where later waiters spin only as probes and hardly ever ask.  */
 #define TURN_ONLY_ARG "--turn-only"
 #define TURN_ASKED_BIT 4
 #define TURN_ATTEMPTS 50
 
-enum turn_round { NOT_ASKED, ASKED_NOT_TAKEN, TURN_TAKEN };
+enum turn_round { NOT_ASKED, SLEPT, ASKED_NOT_TAKEN, TURN_TAKEN };
 
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -2138,12 +2141,51 @@ take_turn (void *arg)
   return arg;
 }
 
-static enum turn_round
-one_turn (void)
+/* The first two CPUs this process may run on, in TWO; false if it has
+   only one.  */
+static bool
+two_cpus (int two[2])
 {
+  cpu_set_t allowed;
+  ck_assert_int_eq (sched_getaffinity (0, sizeof allowed, &allowed), 0);
+  int found = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++)
+    if (CPU_ISSET (cpu, &allowed))
+      two[found++] = cpu;
+  return found == 2;
+}
+
+/* Pin the calling thread to CPU, or set ATTR to start a thread there.  */
+static void
+pin (int cpu, pthread_attr_t *attr)
+{
+  cpu_set_t one;
+  CPU_ZERO (&one);
+  CPU_SET (cpu, &one);
+  if (attr == NULL)
+    ck_assert_int_eq (pthread_setaffinity_np (pthread_self (), sizeof one,
+                                              &one), 0);
+  else
+    ck_assert_int_eq (pthread_attr_setaffinity_np (attr, sizeof one, &one),
+                      0);
+}
+
+/* The owner and its waiter run on two CPUs: sharing one, the waiter
+   would run only while the owner is off the CPU, and its spin (asking)
+   would end in sleep (marking the word 2, which drops the ask) before
+   the owner could see the ask.  */
+static enum turn_round
+one_turn (const int cpus[2])
+{
+  ck_assert_int_eq (pthread_mutex_init (&turn_lock, NULL), 0);
+  pin (cpus[0], NULL);
+  pthread_attr_t attr;
+  ck_assert_int_eq (pthread_attr_init (&attr), 0);
+  pin (cpus[1], &attr);
   ck_assert_int_eq (pthread_mutex_lock (&turn_lock), 0);
   pthread_t waiter;
-  ck_assert_int_eq (pthread_create (&waiter, NULL, take_turn, NULL), 0);
+  ck_assert_int_eq (pthread_create (&waiter, &attr, take_turn, NULL), 0);
+  ck_assert_int_eq (pthread_attr_destroy (&attr), 0);
   struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 500);
   int word = 0;
   while (!time_reached (CLOCK_MONOTONIC, &deadline))
@@ -2159,21 +2201,24 @@ one_turn (void)
     ck_assert_int_eq (pthread_mutex_unlock (&turn_lock), 0);
   ck_assert_int_eq (pthread_join (waiter, NULL), 0);
   if (!(word & TURN_ASKED_BIT))
-    return NOT_ASKED;
+    return word & 2 ? SLEPT : NOT_ASKED;
   return busy == EBUSY ? TURN_TAKEN : ASKED_NOT_TAKEN;
 }
 
 START_TEST (spinner_gets_its_turn)
 {
-  int asked = 0;
+  int cpus[2];
+  ck_assert_msg (two_cpus (cpus), "one CPU: nobody spins");
+  int asked = 0, slept = 0;
   enum turn_round r = NOT_ASKED;
   for (int i = 0; i < TURN_ATTEMPTS && r != TURN_TAKEN; i++)
     {
-      r = one_turn ();
-      asked += r != NOT_ASKED;
+      r = one_turn (cpus);
+      asked += r >= ASKED_NOT_TAKEN;
+      slept += r == SLEPT;
     }
-  ck_assert_msg (asked > 0, "no spinner asked for a turn in %d rounds",
-                 TURN_ATTEMPTS);
+  ck_assert_msg (asked > 0, "no spinner asked for a turn in %d rounds (in "
+                 "%d the waiter slept without asking)", TURN_ATTEMPTS, slept);
   ck_assert_msg (r == TURN_TAKEN, "a spinner asked for a turn in %d of %d "
                  "rounds but never had the lock after the unlock", asked,
                  TURN_ATTEMPTS);
