@@ -50,12 +50,13 @@ join (pthread_t *threads, int n)
 }
 
 /* --- truth: 4 threads take one mutex 1000 times each, holding it 1 ms.
-   The main thread holds it when they start, and a thread that has
-   released it waits until another has taken it, so that its next lock
-   finds the mutex held: every acquisition but the main thread's
-   contends until the last threads run alone, and the program knows
-   which did (the holder flag, set just after the lock and cleared just
-   before the unlock).  */
+   Every acquisition contends until the last thread runs alone, and the
+   program knows which did without a race: a thread locks while another
+   holds the mutex only once it has told the holder so (truth_waiting)
+   and still sees it held (truth_holder); a holder unlocks only once
+   another thread sleeps in the lock (unless it runs alone), then clears
+   truth_holder and waits until every thread that told it is asleep,
+   which between the two can only be in the lock.  */
 
 #define TRUTH_THREADS 4
 #define TRUTH_ROUNDS 1000
@@ -63,6 +64,7 @@ join (pthread_t *threads, int n)
 
 static pthread_mutex_t truth_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int truth_gate, truth_done, truth_holder;
+static atomic_int truth_waiting[TRUTH_THREADS];   /* tids; 0: not waiting */
 static atomic_long truth_taken;         /* acquisitions so far */
 static struct
 {
@@ -71,18 +73,84 @@ static struct
   long long wait_ns, hold_ns;
 } truth_log[TRUTH_TOTAL];
 
+/* Whether thread TID of this process is asleep (state S).  */
+static bool
+asleep (int tid)
+{
+  char path[64], stat[512];
+  snprintf (path, sizeof path, "/proc/self/task/%d/stat", tid);
+  FILE *f = fopen (path, "r");
+  if (f == NULL)
+    return false;
+  size_t len = fread (stat, 1, sizeof stat - 1, f);
+  fclose (f);
+  stat[len] = '\0';
+  const char *state = strrchr (stat, ')');
+  return state != NULL && state[1] == ' ' && state[2] == 'S';
+}
+
+/* How many threads have told the holder that they wait, and how many of
+   them sleep.  */
+static int
+truth_sleepers (int *told)
+{
+  int sleeping = 0;
+  *told = 0;
+  for (int i = 0; i < TRUTH_THREADS; i++)
+    {
+      int tid = atomic_load (&truth_waiting[i]);
+      *told += tid != 0;
+      sleeping += tid != 0 && asleep (tid);
+    }
+  return sleeping;
+}
+
+/* The holder's release, before its unlock, while OTHERS threads still
+   run besides it.  */
+static void
+truth_release (int others)
+{
+  int told;
+  while (others > 0 && truth_sleepers (&told) == 0)
+    sleep_ns (20000);
+  atomic_store (&truth_holder, 0);
+  while (truth_sleepers (&told) < told)
+    sleep_ns (20000);
+}
+
+/* Waits until the mutex is held by another thread, or this thread is
+   the last one; returns whether it will find the mutex held.  */
+static bool
+truth_before_lock (int slot)
+{
+  for (;;)
+    {
+      if (atomic_load (&truth_done) == TRUTH_THREADS - 1)
+        return false;
+      if (atomic_load (&truth_holder) != 0)
+        {
+          atomic_store (&truth_waiting[slot], (int) gettid ());
+          if (atomic_load (&truth_holder) != 0)
+            return true;
+          atomic_store (&truth_waiting[slot], 0);
+        }
+      sleep_ns (20000);
+    }
+}
+
 static void *
 truth_worker (void *arg)
 {
-  int me = (int) (long) arg + 1;
+  int slot = (int) (long) arg, me = slot + 1;
   while (!atomic_load (&truth_gate))
     ;
   for (int i = 0; i < TRUTH_ROUNDS; i++)
     {
-      bool held = atomic_load (&truth_holder) != 0;
+      bool held = truth_before_lock (slot);
       long long asked = now_ns ();
       pthread_mutex_lock (&truth_lock);   /* line:truth-lock */
       long long got = now_ns ();
+      atomic_store (&truth_waiting[slot], 0);
       atomic_store (&truth_holder, me);
       long n = atomic_load (&truth_taken);
       truth_log[n].owner = me;
@@ -90,12 +158,9 @@ truth_worker (void *arg)
       truth_log[n].wait_ns = got - asked;
       atomic_store (&truth_taken, n + 1);
       sleep_ns (1000000);
+      truth_release (TRUTH_THREADS - 1 - atomic_load (&truth_done));
       truth_log[n].hold_ns = now_ns () - got;
-      atomic_store (&truth_holder, 0);
       pthread_mutex_unlock (&truth_lock);
-      while (atomic_load (&truth_taken) == n + 1
-             && atomic_load (&truth_done) < TRUTH_THREADS - 1)
-        sched_yield ();
     }
   atomic_fetch_add (&truth_done, 1);
   return NULL;
@@ -114,7 +179,7 @@ truth (void)
   atomic_store (&truth_taken, 1);
   atomic_store (&truth_gate, 1);
   sleep_ns (20000000);
-  atomic_store (&truth_holder, 0);
+  truth_release (TRUTH_THREADS);
   pthread_mutex_unlock (&truth_lock);
   join (threads, TRUTH_THREADS);
   int first = 0;
