@@ -173,9 +173,6 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
-/* The word was taken.  Without a deadline this is pthread_mutex_lock,
-   whose waits the mutex_entry and mutex_acquired probes show; the timed
-   locks have probes of their own, at every call, as in glibc.  */
 /* The profiler watches M, found taken, from now on: a private mutex is
    marked (shared ones are seen by other processes, and only their waits
    are counted).  */
@@ -186,6 +183,9 @@ watch (pthread_mutex_t *m, int kind)
     xp_fetch_or (&m->__data.__kind, XP_MUTEX_PROFILED);
 }
 
+/* The word was taken.  Without a deadline this is pthread_mutex_lock,
+   whose waits the mutex_entry and mutex_acquired probes show; the timed
+   locks have probes of their own, at every call, as in glibc.  */
 static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
                    const struct timespec *abstime, const void *site)

@@ -125,7 +125,7 @@ if command -v "${cxx%% *}" > /dev/null &&
 fi
 
 # What glibc computes: the workload's checksum, with and without -B.
-real_workload_sum
+real_workload_sum -s 8
 
 tool_run () { ld_run "$@"; }
 tool_verdict () { verdict "$T/$2.$1.log" "${@:3}"; }

@@ -68,7 +68,10 @@ for want in wants:
             problems.append("a row counts %d acquisitions, more than %s made" % (worst, value))
     elif not any(x["kind"] == kind and x["class"].startswith(value) and x["contended"] > 0
                  for x in rows):
-        problems.append("no contended %s row named %s..." % (kind, value))
+        seen = ", ".join("%s %d/%d" % (x["class"], x["contended"], x["acquisitions"])
+                         for x in rows if x["kind"] == kind)
+        problems.append("no contended %s row named %s... (%s rows, contended/"
+                        "acquisitions: %s)" % (kind, value, kind, seen or "none"))
 if problems:
     for p in problems[:20]:
         print("FAIL: " + p)
@@ -91,7 +94,10 @@ prof_run ()
 
 seq 1 2000000 > "$T/data" || exit 99
 
-real_workload_sum
+# 4 KiB chunks: 2048 trips through the queue, whose lock then contends
+# tens of times even on a loaded machine (64 KiB chunks: as few as once).
+workload_args="-s 8 -c 4"
+real_workload_sum $workload_args
 
 tool_run () { prof_run "$@"; }
 tool_verdict () { check_report "$T/$2.$1.*.json" "${@:3}"; }
@@ -102,14 +108,16 @@ for mode in $REAL_MODES; do
   post='grep -qxF "$want_sum" "$T/workload.$mode.out" && echo ", checksum as glibc" ||
         { echo ", FAIL: checksum differs from glibc"; false; }'
   real_tool_check "$mode" workload "mutex:stripe mutex:queue cond:queue" \
-    "$workload_prog" -s 8
+    "$workload_prog" $workload_args
   post='grep -q "^[0-9a-f]\{64\} 80000 10000$" "$T/python.$mode.out" && echo ", output as expected" ||
         { echo ", FAIL: unexpected output"; false; }'
   real_tool_check "$mode" python "mutex: cond:" python3 "$XP_SRCDIR/tests/real/threads.py"
   post='grep -q "total number of events: *4$" "$T/sysbench.$mode.out" && echo ", 4 events" ||
         { echo ", FAIL: unexpected output"; false; }'
-  real_tool_check "$mode" sysbench "mutex:sysbench max-acquisitions:80000" \
-    sysbench mutex --threads=4 --mutex-num=2 --mutex-locks=20000 \
+  # 100000 locks a thread, some tens of ms: with 20000 a loaded machine
+  # once ran the 4 threads one after the other, and nothing contended.
+  real_tool_check "$mode" sysbench "mutex:sysbench max-acquisitions:400000" \
+    sysbench mutex --threads=4 --mutex-num=2 --mutex-locks=100000 \
     --mutex-loops=50 run
   post=
   real_tool_check "$mode" xz "" sh -c 'xz -2 -T2 --block-size=1MiB -c "$1" | xz -d -T2 | cmp - "$1"' \
