@@ -5,6 +5,7 @@
    an inlined function is named by the line of the outermost call.  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -350,6 +351,85 @@ contend (void)
   return 0;
 }
 
+/* --- kinds: the robust, priority-inheritance and priority-protection
+   mutexes, each locked by a thread while the main thread holds it, 10
+   times: 10 contended acquisitions each, all behind the main thread's
+   lock.  The main thread unlocks once the other sleeps, which it can
+   only do in the lock.  A kind the system refuses (PP without the right
+   to SCHED_FIFO) is left out and said so.  */
+
+#define KINDS_ROUNDS 10
+
+static pthread_mutex_t kind_robust, kind_pi, kind_pp;
+static atomic_int kind_waiter;
+
+static void *
+kind_worker (void *arg)
+{
+  pthread_mutex_t *m = arg;
+  atomic_store (&kind_waiter, (int) gettid ());
+  int err = pthread_mutex_lock (m);   /* line:kind-wait */
+  if (err == 0)
+    pthread_mutex_unlock (m);
+  return (void *) (long) err;
+}
+
+/* Whether M, set up with PROTOCOL and ROBUST, can be used here.  */
+static bool
+kind_init (pthread_mutex_t *m, int protocol, int robust)
+{
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init (&a);
+  pthread_mutexattr_setprotocol (&a, protocol);
+  pthread_mutexattr_setrobust (&a, robust);
+  if (protocol == PTHREAD_PRIO_PROTECT)
+    pthread_mutexattr_setprioceiling (&a, sched_get_priority_min (SCHED_FIFO));
+  bool ok = pthread_mutex_init (m, &a) == 0 && pthread_mutex_lock (m) == 0;
+  pthread_mutexattr_destroy (&a);
+  return ok && pthread_mutex_unlock (m) == 0;
+}
+
+static __attribute__ ((noinline)) int
+kinds (void)
+{
+  static const struct
+  {
+    const char *name;
+    pthread_mutex_t *m;
+    int protocol, robust;
+  } all[] = {
+    { "kind_robust", &kind_robust, PTHREAD_PRIO_NONE, PTHREAD_MUTEX_ROBUST },
+    { "kind_pi", &kind_pi, PTHREAD_PRIO_INHERIT, PTHREAD_MUTEX_STALLED },
+    { "kind_pp", &kind_pp, PTHREAD_PRIO_PROTECT, PTHREAD_MUTEX_STALLED },
+  };
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+    {
+      if (!kind_init (all[k].m, all[k].protocol, all[k].robust))
+        {
+          fprintf (stderr, "%s refused\n", all[k].name);
+          continue;
+        }
+      for (int i = 0; i < KINDS_ROUNDS; i++)
+        {
+          atomic_store (&kind_waiter, 0);
+          pthread_mutex_lock (all[k].m);   /* line:kind-hold */
+          pthread_t t;
+          if (pthread_create (&t, NULL, kind_worker, all[k].m) != 0)
+            return 99;
+          int tid;
+          while ((tid = atomic_load (&kind_waiter)) == 0 || !asleep (tid))
+            sleep_ns (100000);
+          pthread_mutex_unlock (all[k].m);
+          void *err;
+          pthread_join (t, &err);
+          if (err != NULL)
+            return 1;
+        }
+      printf ("%s %d\n", all[k].name, KINDS_ROUNDS);
+    }
+  return 0;
+}
+
 /* --- fork: contention in the parent, then in the child on another
    lock; each process's report has its own.  */
 static __attribute__ ((noinline)) int
@@ -418,6 +498,8 @@ main (int argc, char **argv)
     return cond ();
   if (strcmp (c, "million") == 0)
     return million ();
+  if (strcmp (c, "kinds") == 0)
+    return kinds ();
   if (strcmp (c, "contend") == 0)
     return contend ();
   if (strcmp (c, "slower") == 0)
@@ -433,7 +515,7 @@ main (int argc, char **argv)
     return signal_case ();
   if (strcmp (c, "interval") == 0)
     return interval_case ();
-  fprintf (stderr, "usage: %s truth|rwlock|cond|million|contend|slower|"
+  fprintf (stderr, "usage: %s truth|rwlock|cond|million|kinds|contend|slower|"
            "fork|exec|signal|interval\n", argv[0]);
   return 2;
 }

@@ -258,15 +258,13 @@ outermost (const pthread_mutex_t *m, int kind)
          || m->__data.__count == 1;
 }
 
-/* The kinds with a protocol of their own.  Priority inheritance decides
-   the word's protocol even when the mutex is also robust.  */
+/* The kinds with a protocol of their own (mutex-pi.c, mutex-pp.c,
+   mutex-robust.c).  Priority inheritance decides the word's protocol
+   even when the mutex is also robust.  */
 static int
-lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
-              const struct timespec *abstime, const void *site)
+lock_protocol (pthread_mutex_t *m, int kind, clockid_t clock,
+               const struct timespec *abstime)
 {
-  if (kind & XP_MUTEX_PROFILED)
-    return lock_typed (m, kind & ~XP_MUTEX_PROFILED, clock, abstime, site,
-                       true);
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_lock (m, kind, clock, abstime);
   if (kind & XP_MUTEX_PRIO_PROTECT)
@@ -274,18 +272,9 @@ lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
   return xp_mutex_robust_lock (m, kind, clock, abstime);
 }
 
-static int trylock (pthread_mutex_t *m, int kind, const void *site);
-
 static int
-trylock_special (pthread_mutex_t *m, int kind, const void *site)
+trylock_protocol (pthread_mutex_t *m, int kind)
 {
-  if (kind & XP_MUTEX_PROFILED)
-    {
-      int err = trylock (m, kind & ~XP_MUTEX_PROFILED, site);
-      if (err == 0 && outermost (m, kind))
-        xp_prof_acquired (m, XP_PROF_MUTEX, site);
-      return err;
-    }
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_trylock (m, kind);
   if (kind & XP_MUTEX_PRIO_PROTECT)
@@ -293,22 +282,99 @@ trylock_special (pthread_mutex_t *m, int kind, const void *site)
   return xp_mutex_robust_trylock (m, kind);
 }
 
-static int unlock_typed (pthread_mutex_t *m, int kind);
-
 static int
-unlock_special (pthread_mutex_t *m, int kind)
+unlock_protocol (pthread_mutex_t *m, int kind)
 {
-  if (kind & XP_MUTEX_PROFILED)
-    {
-      if (outermost (m, kind))
-        xp_prof_releasing (m);
-      return unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
-    }
   if (kind & XP_MUTEX_PRIO_INHERIT)
     return xp_mutex_pi_unlock (m, kind);
   if (kind & XP_MUTEX_PRIO_PROTECT)
     return xp_mutex_pp_unlock (m, kind);
   return xp_mutex_robust_unlock (m, kind);
+}
+
+/* Whether the caller holds M, of a kind with a protocol of its own: the
+   robust and PI words hold the owner's tid, a PP mutex's __owner does.  */
+static bool
+held_by_caller (const pthread_mutex_t *m, int kind)
+{
+  int tid = xp_self_tid ();
+  if (kind & XP_MUTEX_PRIO_PROTECT)
+    return m->__data.__owner == tid;
+  return (xp_load_relaxed (&m->__data.__lock) & FUTEX_TID_MASK) == tid;
+}
+
+/* Whether a lock that answered ERR holds the mutex: EOWNERDEAD does.  */
+static bool
+holds (int err)
+{
+  return err == 0 || err == EOWNERDEAD;
+}
+
+/* Under the profiler those kinds are tried first, so that it learns
+   whether the lock waited; they never take the fast paths, so they need
+   no mark to leave them.  Relocking a mutex the caller holds (recursion,
+   EDEADLK) is no contention.  */
+static int
+lock_protocol_profiled (pthread_mutex_t *m, int kind, clockid_t clock,
+                        const struct timespec *abstime, const void *site)
+{
+  if (held_by_caller (m, kind))
+    return lock_protocol (m, kind, clock, abstime);
+  int err = trylock_protocol (m, kind);
+  if (err == EBUSY)
+    {
+      struct xp_prof_wait wait;
+      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
+      err = lock_protocol (m, kind, clock, abstime);
+      xp_prof_wait_end (&wait, holds (err));
+    }
+  else if (holds (err))
+    xp_prof_acquired (m, XP_PROF_MUTEX, site);
+  return err;
+}
+
+static int
+lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
+              const struct timespec *abstime, const void *site)
+{
+  if (kind & XP_MUTEX_PROFILED)
+    return lock_typed (m, kind & ~XP_MUTEX_PROFILED, clock, abstime, site,
+                       true);
+  if (xp_prof_active ())
+    return lock_protocol_profiled (m, kind, clock, abstime, site);
+  return lock_protocol (m, kind, clock, abstime);
+}
+
+static int trylock (pthread_mutex_t *m, int kind, const void *site);
+
+static int
+trylock_special (pthread_mutex_t *m, int kind, const void *site)
+{
+  bool profiled = (kind & XP_MUTEX_PROFILED) != 0;
+  if (!profiled && !xp_prof_active ())
+    return trylock_protocol (m, kind);
+  int err = profiled ? trylock (m, kind & ~XP_MUTEX_PROFILED, site)
+                     : trylock_protocol (m, kind);
+  if (holds (err) && outermost (m, kind))
+    xp_prof_acquired (m, XP_PROF_MUTEX, site);
+  else if (err == EBUSY && !profiled && !held_by_caller (m, kind))
+    xp_prof_busy (m, XP_PROF_MUTEX, site);
+  return err;
+}
+
+static int unlock_typed (pthread_mutex_t *m, int kind);
+
+static int
+unlock_special (pthread_mutex_t *m, int kind)
+{
+  if ((kind & XP_MUTEX_PROFILED) || xp_prof_active ())
+    {
+      if (outermost (m, kind))
+        xp_prof_releasing (m);
+      if (kind & XP_MUTEX_PROFILED)
+        return unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
+    }
+  return unlock_protocol (m, kind);
 }
 
 static int
