@@ -139,6 +139,7 @@ xp_prof_init (void)
 {
   if (!xp_env_flag ("XPTHREAD_PROF"))
     return false;
+  xp_prof_clock_init ();
   long max_locks = xp_env_number ("XPTHREAD_PROF_LOCKS", 1 << 21, 1024,
                                   1 << 26);
   if (!xp_prof_tables_init (hold_setting (), max_locks))

@@ -117,8 +117,10 @@ void xp_prof_report_write (const struct xp_prof_snapshot *s,
 /* Read the report settings (XPTHREAD_PROF_FILE, _FORMAT, _TOP).  */
 void xp_prof_report_init (void) XP_HIDDEN;
 
-/* Nanoseconds of CLOCK_MONOTONIC.  */
+/* Nanoseconds, monotonic, for differences (prof-clock.c).  */
 uint64_t xp_prof_now (void) XP_HIDDEN;
+/* Choose and calibrate that clock; before the tables.  */
+void xp_prof_clock_init (void) XP_HIDDEN;
 
 /* Memory straight from the kernel, zeroed; NULL when refused.  */
 void *xp_prof_map (size_t size) XP_HIDDEN;

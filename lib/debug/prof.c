@@ -50,14 +50,6 @@ xp_prof_unmap (void *p, size_t size)
     munmap (p, size);
 }
 
-uint64_t
-xp_prof_now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 static uint64_t
 mix (uint64_t x)
 {
