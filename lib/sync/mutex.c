@@ -347,17 +347,21 @@ lock_special (pthread_mutex_t *m, int kind, clockid_t clock,
 
 static int trylock (pthread_mutex_t *m, int kind, const void *site);
 
+/* A watched mutex's failed try is told by trylock (busy); a failed try
+   of a kind with a protocol of its own is told here, unless the caller
+   holds the mutex (an error-checking relock).  */
 static int
 trylock_special (pthread_mutex_t *m, int kind, const void *site)
 {
-  bool profiled = (kind & XP_MUTEX_PROFILED) != 0;
-  if (!profiled && !xp_prof_active ())
-    return trylock_protocol (m, kind);
-  int err = profiled ? trylock (m, kind & ~XP_MUTEX_PROFILED, site)
-                     : trylock_protocol (m, kind);
+  int err = kind & XP_MUTEX_PROFILED
+            ? trylock (m, kind & ~XP_MUTEX_PROFILED, site)
+            : trylock_protocol (m, kind);
+  if (!xp_prof_active ())
+    return err;
   if (holds (err) && outermost (m, kind))
     xp_prof_acquired (m, XP_PROF_MUTEX, site);
-  else if (err == EBUSY && !profiled && !held_by_caller (m, kind))
+  else if (err == EBUSY && !(kind & XP_MUTEX_PROFILED)
+           && !held_by_caller (m, kind))
     xp_prof_busy (m, XP_PROF_MUTEX, site);
   return err;
 }
@@ -367,13 +371,10 @@ static int unlock_typed (pthread_mutex_t *m, int kind);
 static int
 unlock_special (pthread_mutex_t *m, int kind)
 {
-  if ((kind & XP_MUTEX_PROFILED) || xp_prof_active ())
-    {
-      if (outermost (m, kind))
-        xp_prof_releasing (m);
-      if (kind & XP_MUTEX_PROFILED)
-        return unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
-    }
+  if (xp_prof_active () && outermost (m, kind))
+    xp_prof_releasing (m);
+  if (kind & XP_MUTEX_PROFILED)
+    return unlock_typed (m, kind & ~XP_MUTEX_PROFILED);
   return unlock_protocol (m, kind);
 }
 
