@@ -131,7 +131,7 @@ hold_setting (void)
   const char *hold = xp_env_string ("XPTHREAD_PROF_HOLD");
   if (hold != NULL && strcmp (hold, "all") == 0)
     return 1;
-  return (unsigned) xp_env_number ("XPTHREAD_PROF_HOLD", 16, 1, 1 << 20);
+  return (unsigned) xp_env_number ("XPTHREAD_PROF_HOLD", 64, 1, 1 << 20);
 }
 
 bool

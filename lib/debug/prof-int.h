@@ -26,9 +26,11 @@ struct xp_prof_lock
   uintptr_t address;
   const void *init_site;
   uint32_t class_id;        /* 0 until its first contention */
-  uint64_t last_owner;      /* the serial of its last exclusive owner */
+  const void *last_owner;   /* the token of its last exclusive owner,
+                               unless the lock keeps it (owner_word) */
   const void *holder_site;  /* where its last holder took it */
-};
+} __attribute__ ((aligned (64)));   /* a line each: hot locks' records
+                                       written apart */
 
 /* Waits for an owner at one acquire site.  */
 #define XP_PROF_HELD_BY 4

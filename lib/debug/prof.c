@@ -28,7 +28,7 @@
 #include <time.h>
 
 int xp_prof_on;
-static unsigned hold_sampling = 16;
+static unsigned hold_sampling = 64;
 static uint64_t start_ns;
 static XP_FORK_LOCK (prof, prof_lock);
 static struct xp_prof_overflow overflow;
@@ -193,6 +193,9 @@ struct prof_thread
   char *chunk;
   size_t chunk_left;
   unsigned hold_countdown;
+  unsigned spin_countdown;          /* spin waits until one is timed */
+  uint64_t sample_random;           /* the state of both samplers */
+  uint64_t spin_pace;               /* ns per spin round, times 16 */
   unsigned timed_n;
   struct timed_hold timed[TIMED_HOLDS];
   bool inside;                      /* in the profiler now */
@@ -244,6 +247,8 @@ new_thread (void)
     {
       t->serial = next_serial++;
       t->hold_countdown = 1;
+      t->spin_countdown = 1;
+      t->sample_random = mix (t->serial);
       t->timed_n = 0;
       t->last_lock = NULL;
     }
@@ -476,37 +481,60 @@ note_holder (struct xp_prof_lock *lock, const void *site)
     xp_store_relaxed (&lock->holder_site, site);
 }
 
-/* Time this hold, 1 in hold_sampling.  A hold another thread ended
-   (an unlock from elsewhere, which glibc allows for normal mutexes)
-   stays in the list until newer ones push it out.  */
-static void
-maybe_time_hold (struct prof_thread *t, const void *lock,
-                 struct xp_prof_entry *e)
+/* The events until the next sampled one: EVERY on average, drawn at
+   random from 1 to twice that, so that a thread taking its locks in a
+   fixed cycle does not sample the same one always.  */
+static unsigned
+next_countdown (struct prof_thread *t, unsigned every)
 {
-  if (--t->hold_countdown != 0)
-    return;
-  t->hold_countdown = hold_sampling;
+  if (every == 1)
+    return 1;
+  uint64_t x = t->sample_random;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  t->sample_random = x;
+  return 1 + (unsigned) (x % (2 * every - 1));
+}
+
+/* Time this hold: the one whose countdown ran out.  A hold another
+   thread ended (an unlock from elsewhere, which glibc allows for normal
+   mutexes) stays in the list until newer ones push it out.  */
+static __attribute__ ((noinline)) void
+time_hold (struct prof_thread *t, const void *lock, struct xp_prof_entry *e)
+{
+  t->hold_countdown = next_countdown (t, hold_sampling);
   if (t->timed_n == TIMED_HOLDS)
     memmove (&t->timed[0], &t->timed[1], --t->timed_n * sizeof t->timed[0]);
   t->timed[t->timed_n++] = (struct timed_hold) { lock, e, xp_prof_now () };
 }
 
-static void
+/* Counted on every acquisition of a profiled lock, inside its critical
+   section: the record's line is written only when the owner changes,
+   so that a lock taken again and again by one thread keeps it shared
+   with the waiters that read it.  */
+static inline void
 count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
-                   struct xp_prof_entry *e, bool waited)
+                   struct xp_prof_entry *e, bool waited,
+                   const void **owner_word)
 {
   e->acquisitions++;
   if (exclusive (e->kind))
     {
-      if (waited || lock->last_owner != t->serial)
-        e->owner_changes++;
-      lock->last_owner = t->serial;
+      const void **last = owner_word != NULL ? owner_word : &lock->last_owner;
+      const void *me = (const void *) (uintptr_t) t->serial;
+      if (waited || xp_load_relaxed (last) != me)
+        {
+          e->owner_changes++;
+          xp_store_relaxed (last, me);
+        }
     }
   if (e->kind != XP_PROF_COND && e->kind != XP_PROF_BARRIER
       && e->kind != XP_PROF_SEM)
     {
       note_holder (lock, e->site);
-      maybe_time_hold (t, (const void *) lock->address, e);
+      if (xp_unlikely (--t->hold_countdown == 0))
+        time_hold (t, (const void *) lock->address, e);
     }
 }
 
@@ -567,13 +595,22 @@ caller_site (const void *site)
 
 /* The record and entry of LOCK for the calling thread T; NULL when it is
    not profiled (and !CONTENDED) or a table is full.  */
+/* Whether T's last entry counts LOCK, of KIND, taken at SITE: its
+   lock is still the one it was (xp_prof_lock_init resets the class).  */
+static inline bool
+last_entry_counts (const struct prof_thread *t, const void *lock,
+                   enum xp_prof_kind kind, const void *site)
+{
+  return lock == t->last_lock && site == t->last_site && kind == t->last_kind
+         && t->last_entry->class_id
+            == xp_load_relaxed (&t->last_record->class_id);
+}
+
 static struct xp_prof_entry *
 entry_for (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
            const void *site, bool contended, struct xp_prof_lock **record)
 {
-  if (lock == t->last_lock && site == t->last_site && kind == t->last_kind
-      && t->last_entry->class_id
-         == xp_load_relaxed (&t->last_record->class_id))
+  if (last_entry_counts (t, lock, kind, site))
     {
       *record = t->last_record;
       return t->last_entry;
@@ -598,11 +635,15 @@ entry_for (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
   return e;
 }
 
-void
-xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
-                    enum xp_prof_kind kind, const void *site)
+/* Begin W; TIMED: read the clock now.  */
+static void
+wait_begin (struct xp_prof_wait *w, const void *lock, enum xp_prof_kind kind,
+            const void *site, const void **owner_word, bool timed)
 {
   w->lock = NULL;
+  w->owner_word = owner_word;
+  w->start = w->asleep = w->woke = 0;
+  w->rounds = 0;
   struct prof_thread *t;
   if (!xp_prof_active () || (t = enter ()) == NULL)
     return;
@@ -612,11 +653,86 @@ xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
       w->held_by = xp_load_relaxed (&w->lock->holder_site);
       if (w->entry->contended % STACK_EVERY == 0)
         w->entry->stack = stack_here (t, w->entry->class_id);
-      w->start = xp_prof_now ();
+      if (timed)
+        w->start = xp_prof_now ();
     }
   else
     w->lock = NULL;
   leave (t);
+}
+
+void
+xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
+                    enum xp_prof_kind kind, const void *site,
+                    const void **owner_word)
+{
+  wait_begin (w, lock, kind, site, owner_word, true);
+}
+
+void
+xp_prof_spin_wait_begin (struct xp_prof_wait *w, const void *lock,
+                         const void *site, const void **owner_word)
+{
+  struct prof_thread *t = prof_self;
+  bool timed = t == NULL || --t->spin_countdown == 0;
+  if (timed && t != NULL)
+    t->spin_countdown = next_countdown (t, XP_PROF_SPIN_TIMED);
+  wait_begin (w, lock, XP_PROF_MUTEX, site, owner_word, timed);
+}
+
+void
+xp_prof_spin_ended (struct xp_prof_wait *w, unsigned rounds, bool sleeps)
+{
+  /* A wait timed whole that sleeps tells nothing of the pace: its rounds
+     are dropped.  */
+  w->rounds = sleeps && w->start != 0 ? 0 : rounds;
+  if (sleeps && w->lock != NULL && w->start == 0)
+    w->asleep = xp_prof_now ();
+}
+
+void
+xp_prof_woke (struct xp_prof_wait *w)
+{
+  if (w->lock != NULL && (w->start != 0 || w->asleep != 0))
+    w->woke = xp_prof_now ();
+}
+
+/* A spin of ROUNDS at T's pace, a round more for the looks around it. */
+static uint64_t
+spin_estimate (const struct prof_thread *t, unsigned rounds)
+{
+  return (rounds + 1ull) * t->spin_pace / 16;
+}
+
+/* A spin wait timed whole (NS, ROUNDS) moves T's pace an eighth of the
+   way towards its own.  */
+static void
+learn_pace (struct prof_thread *t, uint64_t ns, unsigned rounds)
+{
+  uint64_t pace = ns * 16 / (rounds + 1ull);
+  if (t->spin_pace == 0)
+    t->spin_pace = pace;
+  else
+    t->spin_pace = t->spin_pace - t->spin_pace / 8 + pace / 8;
+}
+
+/* How long W waited, now that it ended: until its last wake, if it
+   slept; a sleeper that found the lock free at once ended its wait as it
+   began to sleep.  */
+static uint64_t
+wait_ns (struct prof_thread *t, const struct xp_prof_wait *w)
+{
+  if (w->start != 0)
+    {
+      uint64_t ns = (w->woke != 0 ? w->woke : xp_prof_now ()) - w->start;
+      if (w->rounds != 0)
+        learn_pace (t, ns, w->rounds);
+      return ns;
+    }
+  uint64_t spun = spin_estimate (t, w->rounds);
+  if (w->asleep == 0)
+    return spun;
+  return (w->woke != 0 ? w->woke : w->asleep) - w->asleep + spun;
 }
 
 void
@@ -625,14 +741,15 @@ xp_prof_wait_end (struct xp_prof_wait *w, bool acquired)
   struct prof_thread *t;
   if (w->lock == NULL || (t = enter ()) == NULL)
     return;
-  count_wait (w->entry, w->held_by, xp_prof_now () - w->start);
+  count_wait (w->entry, w->held_by, wait_ns (t, w));
   if (acquired)
-    count_acquisition (t, w->lock, w->entry, true);
+    count_acquisition (t, w->lock, w->entry, true, w->owner_word);
   leave (t);
 }
 
-void
-xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site)
+static __attribute__ ((noinline)) void
+acquired_looked_up (const void *lock, enum xp_prof_kind kind,
+                    const void *site, const void **owner_word)
 {
   struct prof_thread *t;
   if (!xp_prof_active () || (t = enter ()) == NULL)
@@ -640,8 +757,24 @@ xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site)
   struct xp_prof_lock *r;
   struct xp_prof_entry *e = entry_for (t, lock, kind, site, false, &r);
   if (e != NULL)
-    count_acquisition (t, r, e, false);
+    count_acquisition (t, r, e, false, owner_word);
   leave (t);
+}
+
+/* A profiled lock is taken again at the site and by the thread of its
+   last count, most of the time: then no lookup, and no entering (a
+   lock the profiler takes inside never has an entry).  A thread has
+   its state only while the profiler runs.  */
+void
+xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
+                  const void **owner_word)
+{
+  struct prof_thread *t = prof_self;
+  if (xp_likely (t != NULL && !t->inside
+                 && last_entry_counts (t, lock, kind, site)))
+    count_acquisition (t, t->last_record, t->last_entry, false, owner_word);
+  else
+    acquired_looked_up (lock, kind, site, owner_word);
 }
 
 void
@@ -657,12 +790,9 @@ xp_prof_busy (const void *lock, enum xp_prof_kind kind, const void *site)
   leave (t);
 }
 
-void
-xp_prof_releasing (const void *lock)
+static __attribute__ ((noinline)) void
+end_timed_hold (struct prof_thread *t, const void *lock)
 {
-  struct prof_thread *t = prof_self;
-  if (!xp_prof_active () || t == NULL)
-    return;
   for (unsigned i = t->timed_n; i-- > 0;)
     if (t->timed[i].lock == lock)
       {
@@ -678,6 +808,14 @@ xp_prof_releasing (const void *lock)
 }
 
 void
+xp_prof_releasing (const void *lock)
+{
+  struct prof_thread *t = prof_self;
+  if (t != NULL && t->timed_n != 0)
+    end_timed_hold (t, lock);
+}
+
+void
 xp_prof_lock_init (const void *lock, const void *site)
 {
   struct prof_thread *t;
@@ -688,7 +826,7 @@ xp_prof_lock_init (const void *lock, const void *site)
     {
       r->init_site = xp_objects_program_site (site);
       xp_store_release (&r->class_id, 0);
-      r->last_owner = 0;
+      r->last_owner = NULL;
     }
   leave (t);
 }

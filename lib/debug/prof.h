@@ -40,21 +40,50 @@ struct xp_prof_wait
   struct xp_prof_lock *lock;        /* NULL: not recorded */
   struct xp_prof_entry *entry;
   const void *held_by;              /* the owner's acquire site */
-  uint64_t start;
+  const void **owner_word;
+  uint64_t start;                   /* 0: not timed from its start */
+  uint64_t asleep;                  /* 0: not timed from a sleep */
+  uint64_t woke;                    /* the last wake from a sleep, or 0 */
+  unsigned rounds;                  /* a spin's, for its estimate */
 };
 
 /* Read XPTHREAD_PROF and its companions; true when it is on.  */
 bool xp_prof_init (void) XP_HIDDEN;
 
+/* OWNER_WORD, for an exclusive lock: a word of the lock's own, which
+   nothing else uses, where the profiler keeps the token of its last
+   owner to count owner changes; that line is the owner's already.  NULL:
+   the profiler's record of the lock keeps it, a line more for each new
+   owner to take.  A lock passes the same at every call.  */
+
 /* LOCK, of KIND, was found taken at SITE: the wait W begins.  */
 void xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
-                         enum xp_prof_kind kind, const void *site) XP_HIDDEN;
+                         enum xp_prof_kind kind, const void *site,
+                         const void **owner_word) XP_HIDDEN;
+/* The same for a mutex whose waiter spins first: most such waits end
+   in the spin after a fraction of a microsecond, where reading the
+   clock twice would be most of what the wait costs, inside the critical
+   section that follows.  Such a wait is timed 1 in XP_PROF_SPIN_TIMED;
+   the others are estimated from the rounds they spun, at the pace the
+   timed ones of the thread showed; a wait that goes on to sleep is
+   timed from the sleep on (xp_prof_spin_ended) to its last wake
+   (xp_prof_woke), both before the lock is taken.  */
+void xp_prof_spin_wait_begin (struct xp_prof_wait *w, const void *lock,
+                              const void *site, const void **owner_word)
+  XP_HIDDEN;
+#define XP_PROF_SPIN_TIMED 16
+/* The spin of W took ROUNDS (xp_spin_for_word); SLEEPS: the caller goes
+   on to sleep.  */
+void xp_prof_spin_ended (struct xp_prof_wait *w, unsigned rounds,
+                         bool sleeps) XP_HIDDEN;
+/* The sleeper of W was woken, and tries for the lock again.  */
+void xp_prof_woke (struct xp_prof_wait *w) XP_HIDDEN;
 /* It ended; ACQUIRED: with the lock taken (else an error, a timeout).
    Counts the acquisition, its contention and its wait.  */
 void xp_prof_wait_end (struct xp_prof_wait *w, bool acquired) XP_HIDDEN;
 /* LOCK was taken at SITE without a wait: counted once it is profiled.  */
 void xp_prof_acquired (const void *lock, enum xp_prof_kind kind,
-                       const void *site) XP_HIDDEN;
+                       const void *site, const void **owner_word) XP_HIDDEN;
 /* A try of LOCK at SITE found it taken: contention without a wait.  */
 void xp_prof_busy (const void *lock, enum xp_prof_kind kind,
                    const void *site) XP_HIDDEN;

@@ -152,8 +152,9 @@ xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
       if (!spun && !mine)
         {
           spun = true;
+          unsigned rounds;
           if (xp_spin_for_word (word_of (m), tid, xp_mutex_spin_state (m),
-                                NULL, 0))
+                                NULL, 0, &rounds))
             break;
           old = xp_load_relaxed (word);
           continue;

@@ -154,10 +154,11 @@ turn_hold (pthread_mutex_t *m, int kind)
   return xp_mutex_private (kind) ? &m->__data.__elision : NULL;
 }
 
-/* Sleep until the word is ours (left at 2).  */
+/* Sleep until the word is ours (left at 2).  WAIT: the profiler's, told
+   of every wake, or NULL.  */
 static int
 sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
-                const struct timespec *abstime)
+                const struct timespec *abstime, struct xp_prof_wait *wait)
 {
   int *word = &m->__data.__lock;
   int err = xp_check_abstime (abstime);
@@ -169,8 +170,23 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
       if (xp_futex_wait_abs (word, 2, clock, abstime,
                              xp_mutex_private (kind)) == -ETIMEDOUT)
         return ETIMEDOUT;
+      if (wait != NULL)
+        xp_prof_woke (wait);
     }
   return 0;
+}
+
+/* Where the profiler keeps the last owner of M (prof.h): __list.__next
+   of a private mutex of the 0/1/2 word, a word that only robust mutexes
+   use (the lock validator stamps __prev).  A shared mutex leaves its
+   words to glibc's protocol.  */
+static inline const void **
+prof_owner_word (pthread_mutex_t *m, int kind)
+{
+  if (!xp_mutex_private (kind)
+      || !xp_mutex_word_protocol (kind & ~XP_MUTEX_PROFILED))
+    return NULL;
+  return (const void **) (void *) &m->__data.__list.__next;
 }
 
 /* The profiler watches M, found taken, from now on: a private mutex is
@@ -179,8 +195,26 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
 static void
 watch (pthread_mutex_t *m, int kind)
 {
-  if (xp_mutex_private (kind) && xp_mutex_word_protocol (kind))
+  if (xp_mutex_private (kind) && xp_mutex_word_protocol (kind)
+      && !(xp_mutex_kind (m) & XP_MUTEX_PROFILED))
     xp_fetch_or (&m->__data.__kind, XP_MUTEX_PROFILED);
+}
+
+/* Spin for the word, swapping in LOCKED, at most BOUND rounds (0: the
+   lock's estimate), then sleep for it.  WAIT: the profiler's, told how
+   the spin went, or NULL.  */
+static int
+spin_then_sleep (pthread_mutex_t *m, int kind, int locked, int bound,
+                 clockid_t clock, const struct timespec *abstime,
+                 struct xp_prof_wait *wait)
+{
+  unsigned rounds;
+  bool taken = xp_spin_for_word (&m->__data.__lock, locked,
+                                 xp_mutex_spin_state (m), turn_hold (m, kind),
+                                 bound, &rounds);
+  if (wait != NULL)
+    xp_prof_spin_ended (wait, rounds, !taken);
+  return taken ? 0 : sleep_for_word (m, kind, clock, abstime, wait);
 }
 
 /* The word was taken.  Without a deadline this is pthread_mutex_lock,
@@ -193,12 +227,12 @@ acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
   if (abstime == NULL)
     XP_PROBE (mutex_entry, m);
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
-  int err = 0;
-  if (!xp_spin_for_word (&m->__data.__lock, 1, xp_mutex_spin_state (m),
-                         turn_hold (m, kind), 0))
-    err = sleep_for_word (m, kind, clock, abstime);
-  if (xp_prof_active ())
+  bool profiled = xp_prof_active ();
+  if (profiled)
+    xp_prof_spin_wait_begin (&wait, m, site, prof_owner_word (m, kind));
+  int err = spin_then_sleep (m, kind, 1, 0, clock, abstime,
+                             profiled ? &wait : NULL);
+  if (profiled)
     {
       xp_prof_wait_end (&wait, err == 0);
       watch (m, kind);
@@ -219,7 +253,7 @@ acquire_word (pthread_mutex_t *m, int kind, clockid_t clock,
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
     {
       if (profiled)
-        xp_prof_acquired (m, XP_PROF_MUTEX, site);
+        xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner_word (m, kind));
       return 0;
     }
   return acquire_word_slow (m, kind, clock, abstime, site);
@@ -324,12 +358,12 @@ lock_protocol_profiled (pthread_mutex_t *m, int kind, clockid_t clock,
   if (err == EBUSY)
     {
       struct xp_prof_wait wait;
-      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
+      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site, NULL);
       err = lock_protocol (m, kind, clock, abstime);
       xp_prof_wait_end (&wait, holds (err));
     }
   else if (holds (err))
-    xp_prof_acquired (m, XP_PROF_MUTEX, site);
+    xp_prof_acquired (m, XP_PROF_MUTEX, site, NULL);
   return err;
 }
 
@@ -359,7 +393,7 @@ trylock_special (pthread_mutex_t *m, int kind, const void *site)
   if (!xp_prof_active ())
     return err;
   if (holds (err) && outermost (m, kind))
-    xp_prof_acquired (m, XP_PROF_MUTEX, site);
+    xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner_word (m, kind));
   else if (err == EBUSY && !(kind & XP_MUTEX_PROFILED)
            && !held_by_caller (m, kind))
     xp_prof_busy (m, XP_PROF_MUTEX, site);
@@ -389,9 +423,21 @@ lock_any (pthread_mutex_t *m, int kind, clockid_t clock,
   return lock_typed (m, kind, clock, abstime, site, false);
 }
 
+/* A watched private mutex of a kind that records no owner: its
+   lock and unlock are those of the fast paths, and tell the profiler.  */
+static inline bool
+watched_plain (int kind)
+{
+  return kind == (XP_MUTEX_PROFILED | PTHREAD_MUTEX_NORMAL)
+         || kind == (XP_MUTEX_PROFILED | PTHREAD_MUTEX_ADAPTIVE_NP);
+}
+
 static __attribute__ ((noinline)) int
 lock_slow (pthread_mutex_t *m, int kind, const void *site)
 {
+  if (watched_plain (kind))
+    return acquire_word (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME, NULL,
+                         site, true);
   return lock_any (m, kind, CLOCK_REALTIME, NULL, site);
 }
 
@@ -585,6 +631,11 @@ unlock_typed (pthread_mutex_t *m, int kind)
 static __attribute__ ((noinline)) int
 unlock_slow (pthread_mutex_t *m, int kind)
 {
+  if (watched_plain (kind))
+    {
+      xp_prof_releasing (m);
+      return release_word (m, kind & ~XP_MUTEX_PROFILED);
+    }
   if (xp_unlikely (kind < 0))
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
@@ -670,12 +721,10 @@ relock_word (pthread_mutex_t *m, int kind, const void *site)
   if (taken)
     {
       XP_PROBE (mutex_entry, m);
-      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
+      xp_prof_spin_wait_begin (&wait, m, site, prof_owner_word (m, kind));
     }
-  int err = 0;
-  if (!xp_spin_for_word (&m->__data.__lock, 2, xp_mutex_spin_state (m),
-                         turn_hold (m, kind), xp_spin_config.max_spins))
-    err = sleep_for_word (m, kind, CLOCK_REALTIME, NULL);
+  int err = spin_then_sleep (m, kind, 2, xp_spin_config.max_spins,
+                             CLOCK_REALTIME, NULL, taken ? &wait : NULL);
   if (taken)
     {
       xp_prof_wait_end (&wait, err == 0);
@@ -685,7 +734,7 @@ relock_word (pthread_mutex_t *m, int kind, const void *site)
         XP_PROBE (mutex_acquired, m);
     }
   else if (err == 0 && (xp_mutex_kind (m) & XP_MUTEX_PROFILED))
-    xp_prof_acquired (m, XP_PROF_MUTEX, site);
+    xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner_word (m, kind));
   return err;
 }
 

@@ -471,7 +471,7 @@ now_reading (pthread_rwlock_t *rw, const void *site, bool hooked)
   if (hooked)
     {
       xp_hooks_acquired (rw, sizeof *rw, read_flags (rw), site);
-      xp_prof_acquired (rw, XP_PROF_READ, site);
+      xp_prof_acquired (rw, XP_PROF_READ, site, NULL);
     }
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
@@ -484,7 +484,7 @@ now_writing (pthread_rwlock_t *rw, const void *site, bool hooked)
   if (hooked)
     {
       xp_hooks_acquired (rw, sizeof *rw, 0, site);
-      xp_prof_acquired (rw, XP_PROF_WRITE, site);
+      xp_prof_acquired (rw, XP_PROF_WRITE, site, NULL);
     }
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
@@ -627,7 +627,7 @@ rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
 {
   XP_PROBE (rdlock_entry, rw);
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, rw, XP_PROF_READ, site);
+  xp_prof_wait_begin (&wait, rw, XP_PROF_READ, site, NULL);
   int err = rdlock_wait (rw, clock, abstime);
   xp_prof_wait_end (&wait, false);
   if (err == 0)
@@ -705,7 +705,7 @@ wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
 {
   XP_PROBE (wrlock_entry, rw);
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, rw, XP_PROF_WRITE, site);
+  xp_prof_wait_begin (&wait, rw, XP_PROF_WRITE, site, NULL);
   int err = wrlock_wait (rw, clock, abstime);
   xp_prof_wait_end (&wait, false);
   if (err == 0)

@@ -183,11 +183,12 @@ xp_turn_allowed (const short *hold)
    owner's unlock to leave it the lock (mutex.c), then looks at every
    round for up to max_spins more; if it gets the lock that way it marks
    it XP_TURN_TIMED.  Returns true when the lock was taken; false also
-   when it may not spin (xp_spin_join).  */
+   when it may not spin (xp_spin_join).  *ROUNDS: the rounds it spun.  */
 static inline bool
 xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
-                  int bound)
+                  int bound, unsigned *rounds)
 {
+  *rounds = 0;
   int est = xp_spin_join (state);
   if (est < 0)
     return false;
@@ -239,6 +240,7 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
   xp_spin_leave (state, bound != 0 ? est
                    : xp_spin_learn (est, n, !taken && !changed,
                                     XP_SPIN_MUTEX_VAIN_SHIFT));
+  *rounds = (unsigned) n;
   return taken;
 }
 
