@@ -55,6 +55,7 @@ struct xp_prof_entry
   uint32_t class_id;
   enum xp_prof_kind kind;
   const void *site;
+  bool holds_long;                  /* every hold timed (prof.c) */
   uint64_t acquisitions, contended, owner_changes;
   uint64_t wait_ns, wait_max;
   uint64_t hold_ns, hold_max, hold_samples;

@@ -497,13 +497,20 @@ next_countdown (struct prof_thread *t, unsigned every)
   return 1 + (unsigned) (x % (2 * every - 1));
 }
 
-/* Time this hold: the one whose countdown ran out.  A hold another
-   thread ended (an unlock from elsewhere, which glibc allows for normal
-   mutexes) stays in the list until newer ones push it out.  */
+/* Holds this long on average, timed at both ends, cost under 0.25% more
+   for the clock (20-50 ns a reading): from there on an entry times all
+   of its holds, and its totals are no longer estimates.  */
+#define LONG_HOLD_NS 20000
+
+/* Time this hold: the one whose countdown ran out, or one of an entry
+   whose holds are long.  A hold another thread ended (an unlock from
+   elsewhere, which glibc allows for normal mutexes) stays in the list
+   until newer ones push it out.  */
 static __attribute__ ((noinline)) void
 time_hold (struct prof_thread *t, const void *lock, struct xp_prof_entry *e)
 {
-  t->hold_countdown = next_countdown (t, hold_sampling);
+  if (t->hold_countdown == 0)
+    t->hold_countdown = next_countdown (t, hold_sampling);
   if (t->timed_n == TIMED_HOLDS)
     memmove (&t->timed[0], &t->timed[1], --t->timed_n * sizeof t->timed[0]);
   t->timed[t->timed_n++] = (struct timed_hold) { lock, e, xp_prof_now () };
@@ -533,7 +540,7 @@ count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
       && e->kind != XP_PROF_SEM)
     {
       note_holder (lock, e->site);
-      if (xp_unlikely (--t->hold_countdown == 0))
+      if (xp_unlikely (--t->hold_countdown == 0) || e->holds_long)
         time_hold (t, (const void *) lock->address, e);
     }
 }
@@ -802,6 +809,7 @@ end_timed_hold (struct prof_thread *t, const void *lock)
         e->hold_samples++;
         if (ns > e->hold_max)
           e->hold_max = ns;
+        e->holds_long = e->hold_ns >= LONG_HOLD_NS * e->hold_samples;
         t->timed[i] = t->timed[--t->timed_n];
         return;
       }
