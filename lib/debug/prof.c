@@ -181,6 +181,22 @@ struct timed_hold
   uint64_t start;
 };
 
+/* A thread's cache of the entries it counted last, direct-mapped by
+   lock and site: a lock taken again at a site where it was counted
+   skips the lookups (in tables too big to stay in the CPU's caches),
+   however many locks the thread takes in turn, as the stripes of a
+   table.  Valid for as long as the thread's state, which keeps its
+   entries when it passes to a new thread.  */
+#define CACHE_SLOTS 256
+
+struct cached_entry
+{
+  const void *lock, *site;
+  enum xp_prof_kind kind;
+  struct xp_prof_lock *record;
+  struct xp_prof_entry *entry;
+};
+
 struct prof_thread
 {
   struct prof_thread *next;         /* every thread's, under the lock */
@@ -199,12 +215,7 @@ struct prof_thread
   unsigned timed_n;
   struct timed_hold timed[TIMED_HOLDS];
   bool inside;                      /* in the profiler now */
-  /* The last entry found, and what found it: a lock taken again and
-     again at one site skips the lookups.  */
-  const void *last_lock, *last_site;
-  enum xp_prof_kind last_kind;
-  struct xp_prof_lock *last_record;
-  struct xp_prof_entry *last_entry;
+  struct cached_entry *cache;       /* CACHE_SLOTS of them, or NULL */
 };
 
 static struct prof_thread *all_threads, *free_threads;
@@ -250,7 +261,6 @@ new_thread (void)
       t->spin_countdown = 1;
       t->sample_random = mix (t->serial);
       t->timed_n = 0;
-      t->last_lock = NULL;
     }
   xp_unlock (&prof_lock);
   return t;
@@ -600,27 +610,50 @@ caller_site (const void *site)
   return stack.depth != 0 ? stack.pc[0] : site;
 }
 
-/* The record and entry of LOCK for the calling thread T; NULL when it is
-   not profiled (and !CONTENDED) or a table is full.  */
-/* Whether T's last entry counts LOCK, of KIND, taken at SITE: its
-   lock is still the one it was (xp_prof_lock_init resets the class).  */
-static inline bool
-last_entry_counts (const struct prof_thread *t, const void *lock,
-                   enum xp_prof_kind kind, const void *site)
+static inline struct cached_entry *
+cache_slot (const struct prof_thread *t, const void *lock, const void *site)
 {
-  return lock == t->last_lock && site == t->last_site && kind == t->last_kind
-         && t->last_entry->class_id
-            == xp_load_relaxed (&t->last_record->class_id);
+  uint64_t h = ((uintptr_t) lock ^ (uintptr_t) site) * 0x9e3779b97f4a7c15u;
+  return &t->cache[h >> 56];
+}
+_Static_assert (CACHE_SLOTS == 256, "cache_slot takes 8 bits");
+
+/* T's cached entry of LOCK, of KIND, taken at SITE, or NULL: the lock
+   must still be the one it was (xp_prof_lock_init resets the class).  */
+static inline struct cached_entry *
+cached (const struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
+        const void *site)
+{
+  if (t->cache == NULL)
+    return NULL;
+  struct cached_entry *c = cache_slot (t, lock, site);
+  if (c->lock != lock || c->site != site || c->kind != kind
+      || c->entry->class_id != xp_load_relaxed (&c->record->class_id))
+    return NULL;
+  return c;
 }
 
+static void
+cache_entry (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
+             const void *site, struct xp_prof_lock *r, struct xp_prof_entry *e)
+{
+  if (t->cache == NULL
+      && (t->cache = thread_alloc (t, CACHE_SLOTS * sizeof *t->cache)) == NULL)
+    return;
+  *cache_slot (t, lock, site) = (struct cached_entry) { lock, site, kind, r, e };
+}
+
+/* The record and entry of LOCK for the calling thread T; NULL when it is
+   not profiled (and !CONTENDED) or a table is full.  */
 static struct xp_prof_entry *
 entry_for (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
            const void *site, bool contended, struct xp_prof_lock **record)
 {
-  if (last_entry_counts (t, lock, kind, site))
+  struct cached_entry *c = cached (t, lock, kind, site);
+  if (c != NULL)
     {
-      *record = t->last_record;
-      return t->last_entry;
+      *record = c->record;
+      return c->entry;
     }
   struct xp_prof_lock *r = record_of (lock, contended);
   if (r == NULL)
@@ -631,13 +664,7 @@ entry_for (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
     return NULL;
   struct xp_prof_entry *e = entry_of (t, id, kind, program_site);
   if (e != NULL && program_site == site)
-    {
-      t->last_lock = lock;
-      t->last_site = site;
-      t->last_kind = kind;
-      t->last_record = r;
-      t->last_entry = e;
-    }
+    cache_entry (t, lock, kind, site, r, e);
   *record = r;
   return e;
 }
@@ -768,18 +795,19 @@ acquired_looked_up (const void *lock, enum xp_prof_kind kind,
   leave (t);
 }
 
-/* A profiled lock is taken again at the site and by the thread of its
-   last count, most of the time: then no lookup, and no entering (a
-   lock the profiler takes inside never has an entry).  A thread has
-   its state only while the profiler runs.  */
+/* A profiled lock is taken again at a site where the thread counted it
+   before, most of the time: then no lookup, and no entering (a lock the
+   profiler takes inside never has an entry).  A thread has its state
+   only while the profiler runs.  */
 void
 xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
                   const void **owner_word)
 {
   struct prof_thread *t = prof_self;
+  struct cached_entry *c;
   if (xp_likely (t != NULL && !t->inside
-                 && last_entry_counts (t, lock, kind, site)))
-    count_acquisition (t, t->last_record, t->last_entry, false, owner_word);
+                 && (c = cached (t, lock, kind, site)) != NULL))
+    count_acquisition (t, c->record, c->entry, false, owner_word);
   else
     acquired_looked_up (lock, kind, site, owner_word);
 }
