@@ -333,6 +333,29 @@ run raw signal signal XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
   XPTHREAD_PROF_SIGNAL=SIGUSR2 && check raw signal
 run raw interval interval XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
   XPTHREAD_PROF_INTERVAL=1 && check raw interval
+# A report file that is no regular file is written into, never replaced
+# by a regular file (as /dev/null once was): a FIFO with a reader (this
+# shell, read and write, so that opening it never waits), and a symbolic
+# link to a file not there yet.
+mkfifo "$tmp/fifo"
+exec 3<> "$tmp/fifo"
+ln -s "$tmp/linked.txt" "$tmp/link"
+for file in fifo link; do
+  LD_PRELOAD=$XP_LIB XPTHREAD_PROF=1 XPTHREAD_PROF_FORMAT=text \
+    XPTHREAD_PROF_FILE="$tmp/$file" timeout 60 "$plain" contend \
+    > /dev/null 2>&1 || { echo "FAIL: $file: exit status $?"; fail=1; }
+done
+timeout 2 cat <&3 > "$tmp/fifo.out"
+exec 3<&-
+if [ ! -p "$tmp/fifo" ] || ! grep -q child_lock "$tmp/fifo.out"; then
+  echo "FAIL: a FIFO as the report file: replaced, or no report read from it"
+  ls -l "$tmp/fifo"; fail=1
+elif [ ! -L "$tmp/link" ] || ! grep -q child_lock "$tmp/linked.txt"; then
+  echo "FAIL: a link as the report file: replaced, or no report where it points"
+  ls -l "$tmp/link"; fail=1
+else
+  echo "prof: files   raw     a FIFO and a link written into, neither replaced"
+fi
 # The tool (tools/xpthread-prof) on the reports of "contend" and of
 # "slower", and on bad input.
 tool=$XP_BUILDDIR/tools/xpthread-prof

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum format { TEXT, JSON, FOLDED };
@@ -595,6 +596,26 @@ write_all (int fd, const char *text, size_t n)
   return true;
 }
 
+/* PATH is something else than a regular file (a device such as
+   /dev/null, a FIFO, a symbolic link): write into it (what a link names
+   is created if need be), and drop the report where a FIFO has no reader
+   rather than wait for one.  */
+static void
+deliver_in_place (const char *path, const char *text, size_t n)
+{
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC,
+                 0644);
+  if (fd < 0)
+    return;
+  int flags = fcntl (fd, F_GETFL);
+  if (flags >= 0)
+    fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  write_all (fd, text, n);
+  close (fd);
+}
+
+/* A regular file (or none yet) is replaced whole, so that a reader never
+   sees half a report; anything else is written into, never replaced.  */
 static void
 deliver (const char *text, size_t n)
 {
@@ -606,6 +627,12 @@ deliver (const char *text, size_t n)
   char path[4096], temp[4200];
   if (!expand_path (path, sizeof path))
     return;
+  struct stat st;
+  if (lstat (path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      deliver_in_place (path, text, n);
+      return;
+    }
   snprintf (temp, sizeof temp, "%s.tmp", path);
   int fd = open (temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
