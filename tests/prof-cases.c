@@ -4,6 +4,7 @@
    with the report.  The cases are not inlined into main: a site inside
    an inlined function is named by the line of the outermost call.  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -504,6 +505,55 @@ brief (void)
   return 0;
 }
 
+/* --- timeout: a thread's timed locks of a mutex that the main thread
+   holds all along, each given up after 200 ms: their waits count in
+   full.  */
+
+#define TIMEOUT_TRIES 5
+#define TIMEOUT_NS 200000000L
+
+static pthread_mutex_t timeout_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *
+timeout_thread (void *arg)
+{
+  long long *waited = arg;
+  for (int i = 0; i < TIMEOUT_TRIES; i++)
+    {
+      struct timespec deadline;
+      clock_gettime (CLOCK_REALTIME, &deadline);
+      deadline.tv_nsec += TIMEOUT_NS;
+      if (deadline.tv_nsec >= 1000000000L)
+        {
+          deadline.tv_sec++;
+          deadline.tv_nsec -= 1000000000L;
+        }
+      long long t0 = now_ns ();
+      int err = pthread_mutex_timedlock (&timeout_lock, &deadline);
+      *waited += now_ns () - t0;
+      if (err != ETIMEDOUT)
+        {
+          fprintf (stderr, "timedlock: %s\n", strerror (err));
+          exit (1);
+        }
+    }
+  return NULL;
+}
+
+static __attribute__ ((noinline)) int
+timeout_case (void)
+{
+  long long waited = 0;
+  pthread_t thread;
+  pthread_mutex_lock (&timeout_lock);
+  if (pthread_create (&thread, NULL, timeout_thread, &waited) != 0)
+    return 99;
+  pthread_join (thread, NULL);
+  pthread_mutex_unlock (&timeout_lock);
+  printf ("wait_ns %lld\ntries %d\n", waited, TIMEOUT_TRIES);
+  return 0;
+}
+
 /* --- exec: a child runs "contend" in a new program image.  */
 static __attribute__ ((noinline)) int
 exec_case (const char *self)
@@ -560,6 +610,8 @@ main (int argc, char **argv)
     return contend ();
   if (strcmp (c, "brief") == 0)
     return brief ();
+  if (strcmp (c, "timeout") == 0)
+    return timeout_case ();
   if (strcmp (c, "slower") == 0)
     {
       extra_hold_ns = 1000000;
@@ -574,6 +626,6 @@ main (int argc, char **argv)
   if (strcmp (c, "interval") == 0)
     return interval_case ();
   fprintf (stderr, "usage: %s truth|rwlock|cond|million|kinds|contend|brief|"
-           "slower|fork|exec|signal|interval\n", argv[0]);
+           "timeout|slower|fork|exec|signal|interval\n", argv[0]);
   return 2;
 }

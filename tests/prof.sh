@@ -8,6 +8,8 @@
 #             wait and hold within 5% of the program's own clock, the
 #             site's source line; hold times sampled (raw, linked) and
 #             all timed (hosted)
+#   timeout   5 timed locks that give up after 200 ms: 5 contended, no
+#             acquisition, the total wait within 5% of the program's
 #   rwlock    readers' waits behind a writer that holds 5 ms: blamed on
 #             the writer's site, its holds about 5 ms
 #   cond      a signal that wakes a waiter, 5 and a broadcast that find
@@ -160,6 +162,19 @@ def check_brief():
              % (got, t["wait_ns"]))
     return "contended %d (%d slow calls), wait %.1f ms (program %.1f ms)" % (
         x["contended"], t["waits"], got / 1e6, t["wait_ns"] / 1e6)
+
+def check_timeout():
+    r = only_report()
+    t = truth()
+    x = want_row(r, "mutex", "timeout_lock")
+    if x is None:
+        return
+    if x["contended"] != t["tries"] or x["acquisitions"] != 0:
+        fail("%d contended and %d acquired, expected %d and 0"
+             % (x["contended"], x["acquisitions"], t["tries"]))
+    near("total wait", x["wait_ns"]["total"], t["wait_ns"], 0.05)
+    return "%d given up, wait %.3f s (program %.3f s)" % (
+        x["contended"], x["wait_ns"]["total"] / 1e9, t["wait_ns"] / 1e9)
 
 def check_rwlock():
     r = only_report()
@@ -319,7 +334,7 @@ for how in raw hosted linked; do
   hold=
   [ $how = hosted ] && hold=XPTHREAD_PROF_HOLD=all
   run $how truth truth $hold && check $how truth
-  for c in brief rwlock cond kinds fork; do
+  for c in brief timeout rwlock cond kinds fork; do
     run $how $c $c && check $how $c
   done
 done

@@ -76,7 +76,8 @@ void xp_prof_spin_wait_begin (struct xp_prof_wait *w, const void *lock,
    on to sleep.  */
 void xp_prof_spin_ended (struct xp_prof_wait *w, unsigned rounds,
                          bool sleeps) XP_HIDDEN;
-/* The sleeper of W was woken, and tries for the lock again.  */
+/* The sleeper of W was woken, and tries for the lock again, or its
+   deadline passed.  */
 void xp_prof_woke (struct xp_prof_wait *w) XP_HIDDEN;
 /* It ended; ACQUIRED: with the lock taken (else an error, a timeout).
    Counts the acquisition, its contention and its wait.  */

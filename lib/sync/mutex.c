@@ -155,7 +155,7 @@ turn_hold (pthread_mutex_t *m, int kind)
 }
 
 /* Sleep until the word is ours (left at 2).  WAIT: the profiler's, told
-   of every wake, or NULL.  */
+   of every wake and of the timeout, or NULL.  */
 static int
 sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
                 const struct timespec *abstime, struct xp_prof_wait *wait)
@@ -167,11 +167,12 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   while (xp_exchange_acquire (word, 2) != 0)
     {
       XP_PROBE (lll_lock_wait, word);
-      if (xp_futex_wait_abs (word, 2, clock, abstime,
-                             xp_mutex_private (kind)) == -ETIMEDOUT)
-        return ETIMEDOUT;
+      int slept = xp_futex_wait_abs (word, 2, clock, abstime,
+                                     xp_mutex_private (kind));
       if (wait != NULL)
         xp_prof_woke (wait);
+      if (slept == -ETIMEDOUT)
+        return ETIMEDOUT;
     }
   return 0;
 }
