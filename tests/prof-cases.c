@@ -34,6 +34,14 @@ sleep_ns (long ns)
 }
 
 static void
+busy_ns (long ns)
+{
+  long long end = now_ns () + ns;
+  while (now_ns () < end)
+    ;
+}
+
+static void
 start (pthread_t *threads, int n, void *(*routine) (void *))
 {
   for (long i = 0; i < n; i++)
@@ -317,7 +325,8 @@ million (void)
 }
 
 /* --- contend: 3 threads take LOCK 100 times, holding it 200 us; slower:
-   1 ms longer.  */
+   1 ms longer, busy, so that a loaded machine, where a short sleep may
+   take milliseconds, cannot make it as short as the sleep.  */
 
 static pthread_mutex_t parent_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -330,7 +339,8 @@ contend_worker (void *arg)
   for (int i = 0; i < 100; i++)
     {
       pthread_mutex_lock (contended_lock);   /* line:contend */
-      sleep_ns (200000 + extra_hold_ns);
+      sleep_ns (200000);
+      busy_ns (extra_hold_ns);
       pthread_mutex_unlock (contended_lock);
     }
   return arg;
@@ -461,14 +471,6 @@ fork_case (void)
 
 static pthread_mutex_t brief_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_llong brief_wait_ns, brief_waits;
-
-static void
-busy_ns (long ns)
-{
-  long long end = now_ns () + ns;
-  while (now_ns () < end)
-    ;
-}
 
 static void *
 brief_thread (void *arg)

@@ -211,7 +211,7 @@ struct prof_thread
   unsigned hold_countdown;
   unsigned spin_countdown;          /* spin waits until one is timed */
   uint64_t sample_random;           /* the state of both samplers */
-  uint64_t spin_pace;               /* ns per spin round, times 16 */
+  uint64_t spin_ns, spin_rounds;    /* timed spins' (learn_pace) */
   unsigned timed_n;
   struct timed_hold timed[TIMED_HOLDS];
   bool inside;                      /* in the profiler now */
@@ -735,19 +735,25 @@ xp_prof_woke (struct xp_prof_wait *w)
 static uint64_t
 spin_estimate (const struct prof_thread *t, unsigned rounds)
 {
-  return (rounds + 1ull) * t->spin_pace / 16;
+  if (t->spin_rounds == 0)
+    return 0;
+  return (rounds + 1ull) * t->spin_ns / t->spin_rounds;
 }
 
-/* A spin wait timed whole (NS, ROUNDS) moves T's pace an eighth of the
-   way towards its own.  */
+/* A spin wait timed whole (NS, ROUNDS) adds to T's sums of time and
+   rounds, in which older spins fade by an eighth at each.  A pace of
+   sums, not an average of paces: a spin of few rounds is mostly its
+   fixed cost, which would make the rounds of long spins look slow.  A
+   thread taken off its CPU mid-spin (or a vCPU its host paused) makes a
+   spin look far slower than it was, never faster: such a spin is not
+   learnt.  */
 static void
 learn_pace (struct prof_thread *t, uint64_t ns, unsigned rounds)
 {
-  uint64_t pace = ns * 16 / (rounds + 1ull);
-  if (t->spin_pace == 0)
-    t->spin_pace = pace;
-  else
-    t->spin_pace = t->spin_pace - t->spin_pace / 8 + pace / 8;
+  if (t->spin_rounds != 0 && ns > 4 * spin_estimate (t, rounds) + 2000)
+    return;
+  t->spin_ns = t->spin_ns - t->spin_ns / 8 + ns;
+  t->spin_rounds = t->spin_rounds - t->spin_rounds / 8 + rounds + 1ull;
 }
 
 /* How long W waited, now that it ended: until its last wake, if it
