@@ -474,11 +474,23 @@ stack_here (struct prof_thread *t, uint32_t class_id)
 
 /* --- counting -------------------------------------------------------------- */
 
+#define KIND_BIT(kind) (1u << (kind))
+
+/* Kinds whose acquisitions have one owner at a time.  */
 static bool
 exclusive (enum xp_prof_kind kind)
 {
-  return kind == XP_PROF_MUTEX || kind == XP_PROF_WRITE
-         || kind == XP_PROF_SPIN;
+  return (KIND_BIT (XP_PROF_MUTEX) | KIND_BIT (XP_PROF_WRITE)
+          | KIND_BIT (XP_PROF_SPIN)) & KIND_BIT (kind);
+}
+
+/* Kinds held between acquisition and release: a hold to time.  */
+static bool
+held (enum xp_prof_kind kind)
+{
+  return (KIND_BIT (XP_PROF_MUTEX) | KIND_BIT (XP_PROF_READ)
+          | KIND_BIT (XP_PROF_WRITE) | KIND_BIT (XP_PROF_SPIN))
+         & KIND_BIT (kind);
 }
 
 /* The owner's site, told to later waiters; a reader writes it only when
@@ -546,8 +558,7 @@ count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
           xp_store_relaxed (last, me);
         }
     }
-  if (e->kind != XP_PROF_COND && e->kind != XP_PROF_BARRIER
-      && e->kind != XP_PROF_SEM)
+  if (held (e->kind))
     {
       note_holder (lock, e->site);
       if (xp_unlikely (--t->hold_countdown == 0) || e->holds_long)

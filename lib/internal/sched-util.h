@@ -80,6 +80,21 @@ xp_thread_pin (struct xp_thread *t, struct xp_pin *pin)
   return 0;
 }
 
+/* As xp_thread_pin, for the system calls that take 0 for the calling
+   thread (sched_*): the caller is 0, which costs no system call to learn
+   its tid; -1 when t has already exited.  */
+static inline int
+xp_thread_pin_sched (struct xp_thread *t, struct xp_pin *pin)
+{
+  if (t == xp_self_ptr)
+    {
+      pin->thread = NULL;
+      return 0;
+    }
+  int tid = xp_thread_pin (t, pin);
+  return tid != 0 ? tid : -1;
+}
+
 static inline void
 xp_thread_unpin (struct xp_pin *pin)
 {

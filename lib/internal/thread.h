@@ -128,8 +128,9 @@ struct xp_thread
   /* Every live thread is on one list (fork, set*id, debugging).  */
   struct xp_thread *next;
   struct xp_thread *prev;
-  /* Stack cache and reclaim lists.  */
+  /* Stack cache and reclaim lists (the cache links both ways).  */
   struct xp_thread *cache_next;
+  struct xp_thread *cache_prev;
 
   /* Per-thread resolver state; glibc's __resp points here.  */
   struct __res_state resolver;

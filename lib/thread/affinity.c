@@ -11,8 +11,8 @@ pthread_setaffinity_np (pthread_t thread, size_t size,
                         const cpu_set_t *cpuset)
 {
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
-  if (tid == 0)
+  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  if (tid < 0)
     return ESRCH;
   long ret = xp_syscall3 (SYS_sched_setaffinity, tid, size, (long) cpuset);
   xp_thread_unpin (&pin);
@@ -27,8 +27,8 @@ int
 pthread_getaffinity_np (pthread_t thread, size_t size, cpu_set_t *cpuset)
 {
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
-  if (tid == 0)
+  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  if (tid < 0)
     return ESRCH;
   long written = xp_syscall3 (SYS_sched_getaffinity, tid, size,
                               (long) cpuset);

@@ -209,8 +209,8 @@ pthread_getattr_np (pthread_t thread, pthread_attr_t *attr)
     }
 
   struct xp_pin pin;
-  int tid = xp_thread_pin (t, &pin);
-  if (tid != 0)
+  int tid = xp_thread_pin_sched (t, &pin);
+  if (tid >= 0)
     {
       fill_scheduling (tid, a);
       xp_thread_unpin (&pin);

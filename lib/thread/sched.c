@@ -15,8 +15,8 @@ pthread_setschedparam (pthread_t thread, int policy,
                        const struct sched_param *param)
 {
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
-  if (tid == 0)
+  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  if (tid < 0)
     return ESRCH;
   long ret = policy < 0 ? -EINVAL
                         : xp_pp_set_scheduling ((struct xp_thread *) thread,
@@ -36,8 +36,8 @@ pthread_getschedparam (pthread_t thread, int *policy,
                        struct sched_param *param)
 {
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
-  if (tid == 0)
+  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  if (tid < 0)
     return ESRCH;
   long current = xp_syscall1 (SYS_sched_getscheduler, tid);
   long ret = current;
@@ -60,8 +60,8 @@ int
 pthread_setschedprio (pthread_t thread, int priority)
 {
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
-  if (tid == 0)
+  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  if (tid < 0)
     return ESRCH;
   long ret = xp_pp_set_scheduling ((struct xp_thread *) thread, tid, -1,
                                    priority);

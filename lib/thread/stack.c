@@ -39,6 +39,7 @@
 
 static XP_FORK_LOCK (stack_cache, cache_lock);
 static struct xp_thread *cache_head;   /* most recently released first */
+static struct xp_thread *cache_tail;
 static size_t cache_bytes;
 static size_t in_use_bytes;            /* blocks acquired, not reclaimed */
 static size_t recent_peak;             /* of in_use_bytes, decaying */
@@ -105,7 +106,12 @@ reclaim (struct xp_thread *t)
 static void
 cache_push_locked (struct xp_thread *t)
 {
+  t->cache_prev = NULL;
   t->cache_next = cache_head;
+  if (cache_head != NULL)
+    cache_head->cache_prev = t;
+  else
+    cache_tail = t;
   cache_head = t;
   cache_bytes += t->map_size;
   in_use_bytes -= t->map_size;
@@ -157,25 +163,37 @@ collect_gone_locked (void)
     }
 }
 
-/* Cut the oldest blocks beyond the bound from the cache; the caller unmaps
-   them (unmap_chain) once it has let go of the lock.  */
+static void
+cache_unlink_locked (struct xp_thread *t)
+{
+  if (t->cache_prev != NULL)
+    t->cache_prev->cache_next = t->cache_next;
+  else
+    cache_head = t->cache_next;
+  if (t->cache_next != NULL)
+    t->cache_next->cache_prev = t->cache_prev;
+  else
+    cache_tail = t->cache_prev;
+  cache_bytes -= t->map_size;
+}
+
+/* Cut the oldest blocks beyond the bound from the cache, from its tail:
+   a walk from the head would read a page of every cached block at each
+   release once a burst of threads has filled the cache.  The caller
+   unmaps them (unmap_chain) once it has let go of the lock.  */
 static struct xp_thread *
 trim_cache_locked (void)
 {
   size_t bound = recent_peak > XP_CACHE_MAX_BYTES ? recent_peak
                                                   : XP_CACHE_MAX_BYTES;
-  if (cache_bytes <= bound)
-    return NULL;
-  size_t kept = 0;
-  struct xp_thread **link = &cache_head;
-  while (*link != NULL && kept + (*link)->map_size <= bound)
+  struct xp_thread *excess = NULL;
+  while (cache_bytes > bound)
     {
-      kept += (*link)->map_size;
-      link = &(*link)->cache_next;
+      struct xp_thread *oldest = cache_tail;
+      cache_unlink_locked (oldest);
+      oldest->cache_next = excess;
+      excess = oldest;
     }
-  struct xp_thread *excess = *link;
-  *link = NULL;
-  cache_bytes = kept;
   return excess;
 }
 
@@ -193,17 +211,12 @@ unmap_chain (struct xp_thread *t)
 static struct xp_thread *
 take_cached_locked (size_t map_size, size_t guard_size)
 {
-  for (struct xp_thread **link = &cache_head; *link != NULL;
-       link = &(*link)->cache_next)
-    {
-      struct xp_thread *t = *link;
-      if (t->map_size == map_size && t->guard_size == guard_size)
-        {
-          *link = t->cache_next;
-          cache_bytes -= t->map_size;
-          return t;
-        }
-    }
+  for (struct xp_thread *t = cache_head; t != NULL; t = t->cache_next)
+    if (t->map_size == map_size && t->guard_size == guard_size)
+      {
+        cache_unlink_locked (t);
+        return t;
+      }
   return NULL;
 }
 
