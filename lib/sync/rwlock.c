@@ -536,23 +536,17 @@ writer_may_enter (void *lock)
          && no_reader_in_slots (rw);
 }
 
-/* The lock's spin state (spin-policy.h), in two bytes of __pad1, which
-   glibc leaves unused.  */
-static inline unsigned short *
-spin_state (pthread_rwlock_t *rw)
-{
-  return (unsigned short *) &rw->__data.__pad1[1];
-}
-_Static_assert (__builtin_offsetof (pthread_rwlock_t, __data.__pad1[1]) % 2
-                == 0, "the spin state must be aligned");
-
 /* Spin read-only until READY (rw) or the bound, looking with growing gaps
-   as a mutex spinner does (spin-policy.h): each look takes the line from
-   the readers and writers that are inside; true if it got ready.  */
+   as a mutex spinner does: each look takes the line from the readers and
+   writers that are inside; true if it got ready.  A rwlock's waiters
+   spin outside the lock's count of spinners and learn no bound
+   (xp_spin_until_shared): readers waiting for a writer all enter
+   together, a writer waiting for readers to drain already has the lock,
+   and where writes are few so are the writers waiting at once.  */
 static bool
 spin_until (pthread_rwlock_t *rw, bool (*ready) (void *))
 {
-  return xp_spin_until (spin_state (rw), ready, rw, true);
+  return xp_spin_until_shared (ready, rw);
 }
 
 /* The caller has just set WRITER in the lock word, which keeps new

@@ -244,6 +244,28 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
   return taken;
 }
 
+/* Spin read-only until READY (ARG) holds or LIMIT rounds passed, looking
+   at every round or, with GAPS, with the gaps of xp_spin_gap.  *ROUNDS:
+   the rounds spun.  */
+static inline bool
+xp_spin_rounds (bool (*ready) (void *), void *arg, bool gaps, int limit,
+                int *rounds)
+{
+  bool done = false;
+  unsigned backoff = 1;
+  unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
+  int n = 0;
+  while (n < limit && !(done = ready (arg)))
+    for (unsigned gap = gaps ? xp_spin_gap (&backoff, &jitter) : 1; gap > 0;
+         gap--)
+      {
+        xp_cpu_relax ();
+        n++;
+      }
+  *rounds = n;
+  return done;
+}
+
 /* Spin read-only until READY (ARG) holds (it may also take what it
    waited for), within the bound learnt for the object whose spin state
    is STATE (as a mutex's), looking at every round or, with GAPS, with
@@ -259,20 +281,27 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
   int limit = 2 * est + 10;
   if (limit > xp_spin_config.max_spins)
     limit = xp_spin_config.max_spins;
-  bool done = false;
-  unsigned backoff = 1;
-  unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
-  int n = 0;
-  while (n < limit && !(done = ready (arg)))
-    for (unsigned gap = gaps ? xp_spin_gap (&backoff, &jitter) : 1; gap > 0;
-         gap--)
-      {
-        xp_cpu_relax ();
-        n++;
-      }
+  int n;
+  bool done = xp_spin_rounds (ready, arg, gaps, limit, &n);
   xp_spin_leave (state, xp_spin_learn (est, n, !done,
                                        XP_SPIN_WAIT_VAIN_SHIFT));
   return done;
+}
+
+/* Spin read-only, with gaps, until READY (ARG) holds, up to max_spins
+   rounds, for waiters that take little from each other (a rwlock's):
+   the spin neither counts among the lock's spinners nor learns a bound.
+   A waiter that sleeps costs a wake and a wake-up, several microseconds;
+   one refused a spin because another spins, or because spins that
+   outlasted a preempted holder pushed the bound up, sleeps where a spin
+   of a few microseconds would have let it in.  */
+static inline bool
+xp_spin_until_shared (bool (*ready) (void *), void *arg)
+{
+  if (!xp_spin_allowed ())
+    return false;
+  int n;
+  return xp_spin_rounds (ready, arg, true, xp_spin_config.max_spins, &n);
 }
 
 #endif
