@@ -234,15 +234,19 @@ rwlock (void)
 {
   pthread_t readers[4];
   start (readers, 4, rw_reader);
+  long long held_ns = 0;
   for (int i = 0; i < 50; i++)
     {
       pthread_rwlock_wrlock (&rw_lock);   /* line:rw-write */
+      long long t0 = now_ns ();
       sleep_ns (5000000);
+      held_ns += now_ns () - t0;
       pthread_rwlock_unlock (&rw_lock);
       sleep_ns (500000);
     }
   atomic_store (&rw_writer_done, 1);
   join (readers, 4);
+  printf ("write_hold_ns %lld\n", held_ns / 50);
   return 0;
 }
 

@@ -11,7 +11,7 @@
 #   timeout   5 timed locks that give up after 200 ms: 5 contended, no
 #             acquisition, the total wait within 5% of the program's
 #   rwlock    readers' waits behind a writer that holds 5 ms: blamed on
-#             the writer's site, its holds about 5 ms
+#             the writer's site, its holds as long as its own clock says
 #   cond      a signal that wakes a waiter, 5 and a broadcast that find
 #             none
 #   million   a million static mutexes each found taken once: a million
@@ -190,9 +190,11 @@ def check_rwlock():
     if top["wait_ns"] < 0.8 * read["wait_ns"]["total"]:
         fail("only %d of %d ns blamed on the writer" % (top["wait_ns"], read["wait_ns"]["total"]))
     location(read["sites"][0], lines["rw-read"])
-    mean = write["hold_ns"]["mean"]
-    if not 5e6 <= mean < 7e6:
-        fail("the writer's mean hold is %d ns, it holds 5 ms" % mean)
+    # The writer sleeps 5 ms holding the lock, longer on a loaded
+    # machine: its own clock says how long.
+    mean, held = write["hold_ns"]["mean"], truth()["write_hold_ns"]
+    if not 5e6 <= mean or not 0.95 * held <= mean <= 1.05 * held + 50000:
+        fail("the writer's mean hold is %d ns, its own clock says %d" % (mean, held))
     return "readers waited %.3f s, %.0f%% behind the writer; writer holds %.2f ms" % (
         read["wait_ns"]["total"] / 1e9, 100 * top["wait_ns"] / read["wait_ns"]["total"], mean / 1e6)
 
