@@ -4,8 +4,16 @@
    glibc owns the stack and TCB, xpthread keeps its own descriptor, and so
    the rest of the library (thread-specific data, joins, signals,
    scheduling, and later synchronisation and credentials) works the same.
-   The creator waits until the thread has recorded its tid, so that
-   pthread_kill and friends work as soon as pthread_create returns.
+
+   The creator does not wait for the thread to run.  Until the thread has
+   recorded its own tid, its descriptor says XP_TID_STARTING, which joins
+   take for "not ended", and pinning reads the tid that the kernel wrote
+   into glibc's descriptor before glibc's pthread_create returned.  The
+   thread starts with every signal of the program blocked and opens the
+   creator's mask only once pthread_self answers its ID, so no handler
+   runs in it before.  Where glibc's copy of the tid cannot be found, the
+   creator waits (futex on tid: it sleeps only while the word is still
+   XP_TID_STARTING, and the thread wakes it after changing the word).
 
    glibc's threads are joined with pthread_clockjoin_np without a
    deadline, which valgrind's thread checkers do not intercept: their
@@ -18,8 +26,10 @@
 #include "compat.h"
 #include "lock-hooks.h"
 #include "probes.h"
+#include "sched-util.h"
 #include "thread.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 
 struct glibc_thread_api
@@ -97,28 +107,56 @@ to_glibc_attr (const struct xp_attr *a, pthread_attr_t *g)
     }
   if (err == 0 && a->ext != NULL && a->ext->cpuset != NULL)
     err = glibc.attr_setaffinity (g, a->ext->cpuset_size, a->ext->cpuset);
-  if (err == 0 && a->ext != NULL && (a->flags & XP_ATTR_SIGMASK_SET))
-    err = glibc.attr_setsigmask (g, &a->ext->sigmask);
+  if (err == 0)
+    {
+      sigset_t all;
+      sigfillset (&all);
+      err = glibc.attr_setsigmask (g, &all);
+    }
   return err;
 }
 
-struct hosted_start
+/* The mask the thread opens once it knows itself: the attribute's, else
+   the creator's.  */
+static void
+intended_sigmask (const struct xp_attr *a, sigset_t *mask)
 {
-  struct xp_thread *thread;
-  int ready;            /* futex: 0 until the thread has its tid */
-};
+  if (a->ext != NULL && (a->flags & XP_ATTR_SIGMASK_SET))
+    *mask = a->ext->sigmask;
+  else
+    {
+      sigemptyset (mask);
+      xp_syscall4 (SYS_rt_sigprocmask, SIG_BLOCK, NULL, mask, _NSIG / 8);
+    }
+  xp_sigset_drop_reserved (mask);
+}
+
+int
+xp_hosted_tid (const struct xp_thread *t)
+{
+  pthread_t host = xp_load_relaxed (&t->host);
+  if (host == 0 || xp_compat_tid_offset == 0)
+    return 0;
+  return *(volatile const int *) ((const char *) host
+                                  + xp_compat_tid_offset);
+}
+
+static bool
+creator_waits (void)
+{
+  return xp_compat_tid_offset == 0;
+}
 
 static void *
 hosted_main (void *arg)
 {
-  struct hosted_start *start = arg;
-  struct xp_thread *self = start->thread;
+  struct xp_thread *self = arg;
   xp_self_ptr = self;
-  self->tid = xp_gettid ();
-  xp_hook_send (start);
-  /* The start record lives on the creator's stack: last touch.  */
-  xp_store_release (&start->ready, 1);
-  xp_futex_wake (&start->ready, 1, true);
+  xp_store_release (&self->tid, xp_gettid ());
+  if (creator_waits ())
+    xp_futex_wake (&self->tid, 1, true);
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, &self->start_sigmask, NULL,
+               _NSIG / 8);
   /* Returned to glibc, not ended by glibc's pthread_exit, as glibc's own
      threads end: its unwinding takes the dynamic linker's locks, which
      valgrind's thread checkers see as the program's, and which order
@@ -158,23 +196,27 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   t->realtime = (a->flags & XP_ATTR_EXPLICIT_SCHED)
                 ? a->policy == SCHED_FIFO || a->policy == SCHED_RR
                 : xp_self ()->realtime;
+  intended_sigmask (a, &t->start_sigmask);
+  t->tid = XP_TID_STARTING;
+  t->host = 0;
   *thread = (pthread_t) t;
   /* As glibc's: the ID published, the thread not started yet.  */
   XP_PROBE (pthread_create, thread, user_attr, start_routine, arg);
   xp_thread_list_add (t);
-  struct hosted_start start = { .thread = t };
-  xp_hook_sync_words (&start.ready, sizeof start.ready);
-  err = glibc.create (&t->host, &gattr, hosted_main, &start);
+  bool wait = creator_waits ();
+  /* Unless the creator waits, the thread may end, and its descriptor be
+     reused, as soon as glibc has started it: t is not touched after.  */
+  err = glibc.create (&t->host, &gattr, hosted_main, t);
   glibc.attr_destroy (&gattr);
   if (err != 0)
     {
       xp_thread_list_remove (t);
+      t->tid = 0;
       xp_descriptor_retire (t);
       return err;
     }
-  while (xp_load_acquire (&start.ready) == 0)
-    xp_futex_wait (&start.ready, 0, true);
-  xp_hook_receive (&start);
+  while (wait && xp_load_acquire (&t->tid) == XP_TID_STARTING)
+    xp_futex_wait (&t->tid, XP_TID_STARTING, true);
   return 0;
 }
 

@@ -1292,6 +1292,36 @@ START_TEST (kill_reaches_the_thread)
 }
 END_TEST
 
+/* A signal sent as soon as pthread_create returns runs its handler in the
+   new thread, which already knows its ID there; so does a cancel, and
+   the thread's CPU clock exists.  */
+START_TEST (kill_right_after_create)
+{
+  struct sigaction sa = { .sa_handler = record_handler };
+  sigaction (SIGUSR1, &sa, NULL);
+  for (int i = 0; i < 200; i++)
+    {
+      struct parked p = { .release = 0 };
+      clockid_t clock;
+      handled_signal = 0;
+      ck_assert_int_eq (pthread_create (&p.thread, NULL, park, &p), 0);
+      ck_assert_int_eq (pthread_kill (p.thread, SIGUSR1), 0);
+      ck_assert_int_eq (pthread_getcpuclockid (p.thread, &clock), 0);
+      __atomic_store_n (&p.release, 1, __ATOMIC_RELEASE);
+      ck_assert_int_eq (pthread_join (p.thread, NULL), 0);
+      ck_assert_int_eq (handled_signal, SIGUSR1);
+      ck_assert (pthread_equal (handled_by, p.thread));
+
+      void *result;
+      p.release = 0;
+      ck_assert_int_eq (pthread_create (&p.thread, NULL, park, &p), 0);
+      ck_assert_int_eq (pthread_cancel (p.thread), 0);
+      ck_assert_int_eq (pthread_join (p.thread, &result), 0);
+      ck_assert_ptr_eq (result, PTHREAD_CANCELED);
+    }
+}
+END_TEST
+
 START_TEST (kill_refuses_bad_signals)
 {
   union sigval value = { 0 };
@@ -1512,7 +1542,8 @@ main (void)
       affinity_zero_fill_and_errors, affinity_old_abi, NULL });
   add_case (suite, "signal", (const TTest *const[]) {
       sigmask_keeps_reserved_signals, sigmask_errors_leave_errno,
-      kill_reaches_the_thread, kill_refuses_bad_signals,
+      kill_reaches_the_thread, kill_right_after_create,
+      kill_refuses_bad_signals,
       sigqueue_delivers_value, NULL });
   add_case (suite, "cpuclock", (const TTest *const[]) {
       cpuclock_advances, NULL });

@@ -68,7 +68,7 @@ xp_thread_pin (struct xp_thread *t, struct xp_pin *pin)
   xp_syscall4 (SYS_rt_sigprocmask, SIG_BLOCK, &all, &pin->saved_mask,
                XP_KERNEL_SIGSET_BYTES);
   xp_lock (&t->exit_lock);
-  int tid = xp_load_relaxed (&t->tid);
+  int tid = xp_thread_tid (t);
   if (!xp_thread_exited (t) && tid > 0)
     {
       pin->thread = t;

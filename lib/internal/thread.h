@@ -43,6 +43,8 @@ enum xp_thread_kind
   XP_THREAD_ADOPTED   /* started by someone else, descriptor made on use */
 };
 
+#define XP_TID_STARTING (-1)
+
 /* Bits of join_state.  Exactly one party releases an exited thread's
    resources: the joiner; or, for a detached thread, whichever of the thread
    (at exit) and pthread_detach (after exit) comes second.  */
@@ -56,7 +58,8 @@ struct xp_thread
 {
   /* The kernel writes the tid here at clone (CLONE_PARENT_SETTID) and
      clears it, with a futex wake, when the thread is gone
-     (CLONE_CHILD_CLEARTID).  Zero means the stack is free to reuse.  */
+     (CLONE_CHILD_CLEARTID).  Zero means the stack is free to reuse.
+     Hosted threads: XP_TID_STARTING until the thread runs (hosted.c).  */
   int tid;
   unsigned join_state;
   /* Held across the transition to exited, so that pthread_kill never
@@ -185,6 +188,14 @@ xp_self_tid (void)
 {
   struct xp_thread *self = xp_self_ptr;
   return xp_likely (self != NULL) ? self->tid : xp_compat_current_tid ();
+}
+
+/* Another thread's tid, while it is pinned (sched-util.h).  */
+static inline int
+xp_thread_tid (const struct xp_thread *t)
+{
+  int tid = xp_load_relaxed (&t->tid);
+  return tid == XP_TID_STARTING ? xp_hosted_tid (t) : tid;
 }
 
 /* Thread list.  */

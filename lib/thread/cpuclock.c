@@ -3,7 +3,7 @@
    tid shifted left by 3, the per-thread flag (4) and the clock type
    CPUCLOCK_SCHED (2).  */
 #define _GNU_SOURCE
-#include "thread.h"
+#include "sched-util.h"
 #include "export.h"
 #include <errno.h>
 #include <time.h>
@@ -14,10 +14,11 @@
 int
 pthread_getcpuclockid (pthread_t thread, clockid_t *clock)
 {
-  struct xp_thread *t = (struct xp_thread *) thread;
-  int tid = xp_load_relaxed (&t->tid);
-  if (xp_thread_exited (t) || tid <= 0)
+  struct xp_pin pin;
+  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
+  if (tid == 0)
     return ESRCH;
+  xp_thread_unpin (&pin);
   *clock = (clockid_t) ((unsigned) ~tid << 3) | XP_CPUCLOCK_PERTHREAD
            | XP_CPUCLOCK_SCHED;
   return 0;
