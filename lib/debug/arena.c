@@ -38,8 +38,10 @@ own_block (size_t size)
   return size > CHUNK_SIZE / 4;
 }
 
+/* SIZE bytes at a multiple of ALIGN (16 or more, a power of two): the
+   gap left to reach it stays unused.  */
 static void *
-alloc_locked (size_t size)
+alloc_locked (size_t size, size_t align)
 {
   size = rounded (size);
   if (own_block (size))
@@ -48,28 +50,43 @@ alloc_locked (size_t size)
       in_use += p != NULL ? size : 0;
       return p;
     }
-  if (size > chunk_left)
+  size_t gap = -(uintptr_t) chunk_next & (align - 1);
+  if (size + gap > chunk_left)
     {
       char *chunk = map_pages (CHUNK_SIZE);
       if (chunk == NULL)
         return NULL;
       chunk_next = chunk;
       chunk_left = CHUNK_SIZE;
+      gap = 0;
     }
-  void *p = chunk_next;
-  chunk_next += size;
-  chunk_left -= size;
+  void *p = chunk_next + gap;
+  chunk_next += gap + size;
+  chunk_left -= gap + size;
   in_use += size;
+  return p;
+}
+
+static void *
+alloc_aligned (size_t size, size_t align)
+{
+  xp_lock (&arena_lock);
+  void *p = alloc_locked (size, align);
+  xp_unlock (&arena_lock);
   return p;
 }
 
 void *
 xp_arena_alloc (size_t size)
 {
-  xp_lock (&arena_lock);
-  void *p = alloc_locked (size);
-  xp_unlock (&arena_lock);
-  return p;
+  return alloc_aligned (size, 16);
+}
+
+void *
+xp_arena_alloc_lines (size_t size)
+{
+  return alloc_aligned ((size + XP_CACHE_LINE - 1) & ~(XP_CACHE_LINE - 1),
+                        XP_CACHE_LINE);
 }
 
 void

@@ -8,6 +8,10 @@
 /* SIZE zeroed bytes, aligned to 16, never freed; NULL when the kernel
    refuses memory.  Any thread may call.  */
 void *xp_arena_alloc (size_t size) XP_HIDDEN;
+/* The same on whole cache lines of its own, for state that one thread
+   writes often and others must not share a line with.  */
+#define XP_CACHE_LINE ((size_t) 64)
+void *xp_arena_alloc_lines (size_t size) XP_HIDDEN;
 /* Give back P, SIZE bytes from xp_arena_alloc: a block of its own goes
    back to the kernel, a piece of a shared chunk stays where it is.  */
 void xp_arena_free (void *p, size_t size) XP_HIDDEN;

@@ -190,7 +190,7 @@ thread_state (void)
       memset (ld_self->orders, 0, sizeof ld_self->orders);
     }
   else if (ld_self == NULL)
-    ld_self = xp_arena_alloc (sizeof *ld_self);
+    ld_self = xp_arena_alloc_lines (sizeof *ld_self);
   return ld_self;
 }
 

@@ -249,7 +249,7 @@ new_thread (void)
   struct prof_thread *t = free_threads;
   if (t != NULL)
     free_threads = t->next_free;
-  else if ((t = xp_arena_alloc (sizeof *t)) != NULL)
+  else if ((t = xp_arena_alloc_lines (sizeof *t)) != NULL)
     {
       t->next = all_threads;
       xp_store_release (&all_threads, t);
