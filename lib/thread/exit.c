@@ -51,10 +51,15 @@ exit_kernel_thread (void)
     xp_syscall1 (SYS_exit, 0);
 }
 
+/* The descriptor may be reused as soon as it is retired, so the thread
+   forgets it; a handler run in the rest of glibc's exit would find no
+   descriptor and adopt the dying thread.  glibc blocks the program's
+   signals at that point of a thread's end too.  */
 static void
 exit_hosted (struct xp_thread *self)
 {
   xp_thread_list_remove (self);
+  block_all_signals ();
   xp_self_ptr = NULL;
   unsigned old = mark_exited (self);
   if (old & XP_JOIN_DETACHED)
