@@ -8,6 +8,7 @@
 #include "lock-hooks.h"
 #include "fork-locks.h"
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xpthread.h>
@@ -100,6 +101,32 @@ do_nothing (void *arg)
   return arg;
 }
 
+/* The thread does nothing: a small stack, which glibc keeps in its cache
+   afterwards, rather than the default 8 MiB; glibc's default if glibc
+   refuses the size (a large static TLS).  */
+#define SMALL_STACK ((size_t) 64 << 10)
+
+static int
+create_small (int (*create) (pthread_t *, const pthread_attr_t *,
+                             void *(*) (void *), void *), pthread_t *t)
+{
+  int (*attr_init) (pthread_attr_t *)
+    = xp_glibc_function ("pthread_attr_init", "GLIBC_2.2.5");
+  int (*attr_setstacksize) (pthread_attr_t *, size_t)
+    = xp_glibc_function ("pthread_attr_setstacksize", "GLIBC_2.34");
+  int (*attr_destroy) (pthread_attr_t *)
+    = xp_glibc_function ("pthread_attr_destroy", "GLIBC_2.2.5");
+  pthread_attr_t attr;
+  int err = attr_init (&attr);
+  if (err != 0)
+    return err;
+  err = attr_setstacksize (&attr, SMALL_STACK);
+  if (err == 0)
+    err = create (t, &attr, do_nothing, NULL);
+  attr_destroy (&attr);
+  return err == EINVAL ? create (t, NULL, do_nothing, NULL) : err;
+}
+
 /* glibc switches to multi-threaded mode when it creates its first thread:
    both copies of __libc_single_threaded, stdio locking, its set*id signal
    handler.  Doing that by hand broke something every time, so have glibc
@@ -121,7 +148,7 @@ xp_compat_go_multithreaded (void)
       int (*join) (pthread_t, void **)
         = xp_glibc_function ("pthread_join", "GLIBC_2.34");
       pthread_t t;
-      err = create (&t, NULL, do_nothing, NULL);
+      err = create_small (create, &t);
       if (err == 0 && join (t, NULL) == 0)
         xp_store_release (&done, 1);
     }

@@ -991,6 +991,48 @@ START_TEST (dlopen_in_threads)
 }
 END_TEST
 
+/* ---- the first thread's memory ---------------------------------------- */
+
+static long
+vm_size_kib (void)
+{
+  FILE *f = fopen ("/proc/self/status", "r");
+  ck_assert_ptr_nonnull (f);
+  char line[256];
+  long kib = -1;
+  while (fgets (line, sizeof line, f) != NULL)
+    if (strncmp (line, "VmSize:", 7) == 0)
+      kib = strtol (line + 7, NULL, 10);
+  fclose (f);
+  ck_assert_int_gt (kib, 0);
+  return kib;
+}
+
+static void *
+return_null (void *arg)
+{
+  return arg;
+}
+
+/* The first thread of a process costs its own stack, and whatever the
+   library needs to put glibc in multi-threaded mode stays small: not a
+   second default-sized stack.  */
+START_TEST (first_thread_memory)
+{
+  pthread_attr_t attr;
+  size_t stack;
+  ck_assert_int_eq (pthread_attr_init (&attr), 0);
+  ck_assert_int_eq (pthread_attr_getstacksize (&attr, &stack), 0);
+  pthread_attr_destroy (&attr);
+  long before = vm_size_kib ();
+  join_ok (start_thread (return_null, NULL));
+  long grown = vm_size_kib () - before;
+  ck_assert_msg (grown < (long) (stack / 1024) * 3 / 2,
+                 "one thread of %zu KiB of stack grew the process by %ld KiB",
+                 stack / 1024, grown);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------ */
 
 static void
@@ -1022,5 +1064,6 @@ main (void)
   add_case (s, "setjmp", setjmp_longjmp_in_thread);
   add_case (s, "getaddrinfo", getaddrinfo_in_threads);
   add_case (s, "dlopen", dlopen_in_threads);
+  add_case (s, "first-thread-memory", first_thread_memory);
   return xp_test_run (s);
 }
