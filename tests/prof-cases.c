@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -466,7 +467,10 @@ fork_case (void)
 /* --- brief: 2 threads take one mutex 20000 times each and hold it
    about 2 us, so that most waits end in the spin, where the profiler
    times only some and estimates the others.  Each thread times its own
-   lock calls; one that took over BRIEF_SLOW_NS waited.  */
+   lock calls; one that took over BRIEF_SLOW_NS waited, unless the kernel
+   took the thread off its CPU meanwhile (an involuntary context switch):
+   on a loaded machine most slow calls are those, with nobody holding
+   the lock.  */
 
 #define BRIEF_THREADS 2
 #define BRIEF_ROUNDS 20000
@@ -474,6 +478,14 @@ fork_case (void)
 #define BRIEF_SLOW_NS 300
 
 static pthread_mutex_t brief_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static long
+involuntary_switches (void)
+{
+  struct rusage usage;
+  getrusage (RUSAGE_THREAD, &usage);
+  return usage.ru_nivcsw;
+}
 static atomic_llong brief_wait_ns, brief_waits;
 
 static void *
@@ -483,10 +495,11 @@ brief_thread (void *arg)
   long long waited = 0, waits = 0;
   for (int i = 0; i < BRIEF_ROUNDS; i++)
     {
+      long preempted = involuntary_switches ();
       long long t0 = now_ns ();
       pthread_mutex_lock (&brief_lock);
       long long ns = now_ns () - t0;
-      if (ns > BRIEF_SLOW_NS)
+      if (ns > BRIEF_SLOW_NS && involuntary_switches () == preempted)
         {
           waited += ns;
           waits++;

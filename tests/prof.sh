@@ -24,8 +24,9 @@
 #   brief     2 threads holding a mutex about 2 us: waits that end in
 #             the spin, timed 1 in 16 and the others estimated; the
 #             total wait within a factor of 2 of what the program's own
-#             clock saw around its slow lock calls (not judged where
-#             fewer than 1000 calls were slow: a loaded machine)
+#             clock saw around its slow lock calls, those not
+#             preempted (not judged where fewer than 1000 were slow: a
+#             loaded machine)
 #   fork      each process reports its own contention
 #   exec      the new program writes its own report
 #   text, folded, signal, interval: the other formats and reports
