@@ -198,7 +198,6 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
                 : xp_self ()->realtime;
   intended_sigmask (a, &t->start_sigmask);
   t->tid = XP_TID_STARTING;
-  t->host = 0;
   *thread = (pthread_t) t;
   /* As glibc's: the ID published, the thread not started yet.  */
   XP_PROBE (pthread_create, thread, user_attr, start_routine, arg);
