@@ -27,7 +27,7 @@ struct xp_prof_lock
   const void *init_site;
   uint32_t class_id;        /* 0 until its first contention */
   const void *last_owner;   /* the token of its last exclusive owner,
-                               unless the lock keeps it (owner_word) */
+                               unless the lock keeps it (prof.h) */
   const void *holder_site;  /* where its last holder took it */
 } __attribute__ ((aligned (64)));   /* a line each: hot locks' records
                                        written apart */

@@ -544,19 +544,14 @@ time_hold (struct prof_thread *t, const void *lock, struct xp_prof_entry *e)
    with the waiters that read it.  */
 static inline void
 count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
-                   struct xp_prof_entry *e, bool waited,
-                   const void **owner_word)
+                   struct xp_prof_entry *e, enum xp_prof_owner owner)
 {
   e->acquisitions++;
   if (exclusive (e->kind))
     {
-      const void **last = owner_word != NULL ? owner_word : &lock->last_owner;
-      const void *me = (const void *) (uintptr_t) t->serial;
-      if (waited || xp_load_relaxed (last) != me)
-        {
-          e->owner_changes++;
-          xp_store_relaxed (last, me);
-        }
+      if (owner == XP_PROF_OWNER_UNKNOWN)
+        owner = xp_prof_owner_swap (&lock->last_owner);
+      e->owner_changes += owner == XP_PROF_OWNER_CHANGED;
     }
   if (held (e->kind))
     {
@@ -683,10 +678,10 @@ entry_for (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
 /* Begin W; TIMED: read the clock now.  */
 static void
 wait_begin (struct xp_prof_wait *w, const void *lock, enum xp_prof_kind kind,
-            const void *site, const void **owner_word, bool timed)
+            const void *site, bool timed)
 {
   w->lock = NULL;
-  w->owner_word = owner_word;
+  w->owner = XP_PROF_OWNER_UNKNOWN;
   w->start = w->asleep = w->woke = 0;
   w->rounds = 0;
   struct prof_thread *t;
@@ -708,21 +703,20 @@ wait_begin (struct xp_prof_wait *w, const void *lock, enum xp_prof_kind kind,
 
 void
 xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
-                    enum xp_prof_kind kind, const void *site,
-                    const void **owner_word)
+                    enum xp_prof_kind kind, const void *site)
 {
-  wait_begin (w, lock, kind, site, owner_word, true);
+  wait_begin (w, lock, kind, site, true);
 }
 
 void
 xp_prof_spin_wait_begin (struct xp_prof_wait *w, const void *lock,
-                         const void *site, const void **owner_word)
+                         const void *site)
 {
   struct prof_thread *t = prof_self;
   bool timed = t == NULL || --t->spin_countdown == 0;
   if (timed && t != NULL)
     t->spin_countdown = next_countdown (t, XP_PROF_SPIN_TIMED);
-  wait_begin (w, lock, XP_PROF_MUTEX, site, owner_word, timed);
+  wait_begin (w, lock, XP_PROF_MUTEX, site, timed);
 }
 
 void
@@ -794,13 +788,13 @@ xp_prof_wait_end (struct xp_prof_wait *w, bool acquired)
     return;
   count_wait (w->entry, w->held_by, wait_ns (t, w));
   if (acquired)
-    count_acquisition (t, w->lock, w->entry, true, w->owner_word);
+    count_acquisition (t, w->lock, w->entry, w->owner);
   leave (t);
 }
 
 static __attribute__ ((noinline)) void
 acquired_looked_up (const void *lock, enum xp_prof_kind kind,
-                    const void *site, const void **owner_word)
+                    const void *site, enum xp_prof_owner owner)
 {
   struct prof_thread *t;
   if (!xp_prof_active () || (t = enter ()) == NULL)
@@ -808,7 +802,7 @@ acquired_looked_up (const void *lock, enum xp_prof_kind kind,
   struct xp_prof_lock *r;
   struct xp_prof_entry *e = entry_for (t, lock, kind, site, false, &r);
   if (e != NULL)
-    count_acquisition (t, r, e, false, owner_word);
+    count_acquisition (t, r, e, owner);
   leave (t);
 }
 
@@ -818,15 +812,15 @@ acquired_looked_up (const void *lock, enum xp_prof_kind kind,
    only while the profiler runs.  */
 void
 xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
-                  const void **owner_word)
+                  enum xp_prof_owner owner)
 {
   struct prof_thread *t = prof_self;
   struct cached_entry *c;
   if (xp_likely (t != NULL && !t->inside
                  && (c = cached (t, lock, kind, site)) != NULL))
-    count_acquisition (t, c->record, c->entry, false, owner_word);
+    count_acquisition (t, c->record, c->entry, owner);
   else
-    acquired_looked_up (lock, kind, site, owner_word);
+    acquired_looked_up (lock, kind, site, owner);
 }
 
 void

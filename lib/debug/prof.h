@@ -34,13 +34,36 @@ xp_prof_active (void)
 struct xp_prof_lock;
 struct xp_prof_entry;
 
+/* Whether an exclusive lock's new owner is another thread than its last,
+   for the count of owner changes.  */
+enum xp_prof_owner
+{
+  XP_PROF_OWNER_UNKNOWN,    /* the profiler's record keeps the last owner */
+  XP_PROF_OWNER_KEPT,
+  XP_PROF_OWNER_CHANGED
+};
+
+/* WORD, of a lock just taken, is the lock's own and nothing else uses it
+   (a mutex's): the owner's token goes there at once, while the line is
+   the owner's; later in the critical section a waiter has often taken
+   the line away.  */
+static inline enum xp_prof_owner
+xp_prof_owner_swap (const void **word)
+{
+  const void *me = xp_thread_pointer ();
+  if (xp_load_relaxed (word) == me)
+    return XP_PROF_OWNER_KEPT;
+  xp_store_relaxed (word, me);
+  return XP_PROF_OWNER_CHANGED;
+}
+
 /* A wait in progress, on the waiter's stack.  */
 struct xp_prof_wait
 {
   struct xp_prof_lock *lock;        /* NULL: not recorded */
   struct xp_prof_entry *entry;
   const void *held_by;              /* the owner's acquire site */
-  const void **owner_word;
+  enum xp_prof_owner owner;         /* set by the caller once acquired */
   uint64_t start;                   /* 0: not timed from its start */
   uint64_t asleep;                  /* 0: not timed from a sleep */
   uint64_t woke;                    /* the last wake from a sleep, or 0 */
@@ -50,16 +73,9 @@ struct xp_prof_wait
 /* Read XPTHREAD_PROF and its companions; true when it is on.  */
 bool xp_prof_init (void) XP_HIDDEN;
 
-/* OWNER_WORD, for an exclusive lock: a word of the lock's own, which
-   nothing else uses, where the profiler keeps the token of its last
-   owner to count owner changes; that line is the owner's already.  NULL:
-   the profiler's record of the lock keeps it, a line more for each new
-   owner to take.  A lock passes the same at every call.  */
-
 /* LOCK, of KIND, was found taken at SITE: the wait W begins.  */
 void xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
-                         enum xp_prof_kind kind, const void *site,
-                         const void **owner_word) XP_HIDDEN;
+                         enum xp_prof_kind kind, const void *site) XP_HIDDEN;
 /* The same for a mutex whose waiter spins first: most such waits end
    in the spin after a fraction of a microsecond, where reading the
    clock twice would be most of what the wait costs, inside the critical
@@ -69,8 +85,7 @@ void xp_prof_wait_begin (struct xp_prof_wait *w, const void *lock,
    timed from the sleep on (xp_prof_spin_ended) to its last wake
    (xp_prof_woke), both before the lock is taken.  */
 void xp_prof_spin_wait_begin (struct xp_prof_wait *w, const void *lock,
-                              const void *site, const void **owner_word)
-  XP_HIDDEN;
+                              const void *site) XP_HIDDEN;
 #define XP_PROF_SPIN_TIMED 16
 /* The spin of W took ROUNDS (xp_spin_for_word); SLEEPS: the caller goes
    on to sleep.  */
@@ -80,11 +95,14 @@ void xp_prof_spin_ended (struct xp_prof_wait *w, unsigned rounds,
    deadline passed.  */
 void xp_prof_woke (struct xp_prof_wait *w) XP_HIDDEN;
 /* It ended; ACQUIRED: with the lock taken (else an error, a timeout).
-   Counts the acquisition, its contention and its wait.  */
+   Counts the acquisition, its contention and its wait; W->owner as
+   xp_prof_acquired's OWNER, where the caller swapped an owner word.  */
 void xp_prof_wait_end (struct xp_prof_wait *w, bool acquired) XP_HIDDEN;
-/* LOCK was taken at SITE without a wait: counted once it is profiled.  */
+/* LOCK was taken at SITE without a wait: counted once it is profiled.
+   OWNER: xp_prof_owner_swap's answer, where the lock has such a word.  */
 void xp_prof_acquired (const void *lock, enum xp_prof_kind kind,
-                       const void *site, const void **owner_word) XP_HIDDEN;
+                       const void *site, enum xp_prof_owner owner) XP_HIDDEN;
+
 /* A try of LOCK at SITE found it taken: contention without a wait.  */
 void xp_prof_busy (const void *lock, enum xp_prof_kind kind,
                    const void *site) XP_HIDDEN;

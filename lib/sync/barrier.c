@@ -141,7 +141,7 @@ pthread_barrier_wait (pthread_barrier_t *bar)
       return PTHREAD_BARRIER_SERIAL_THREAD;
     }
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, bar, XP_PROF_BARRIER, XP_CALLER_SITE (), NULL);
+  xp_prof_wait_begin (&wait, bar, XP_PROF_BARRIER, XP_CALLER_SITE ());
   sleep_through_round (b, (uint32_t) (old >> 32));
   xp_prof_wait_end (&wait, true);
   xp_hook_receive (bar);

@@ -248,7 +248,7 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
       return err;
     }
   struct xp_prof_wait asleep;
-  xp_prof_wait_begin (&asleep, c, XP_PROF_COND, site, NULL);
+  xp_prof_wait_begin (&asleep, c, XP_PROF_COND, site);
   err = sleep_until_signalled (c, &w, clock, abstime);
   xp_prof_wait_end (&asleep, true);
   xp_hook_receive (c);

@@ -177,17 +177,19 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
-/* Where the profiler keeps the last owner of M (prof.h): __list.__next
-   of a private mutex of the 0/1/2 word, a word that only robust mutexes
-   use (the lock validator stamps __prev).  A shared mutex leaves its
-   words to glibc's protocol.  */
-static inline const void **
-prof_owner_word (pthread_mutex_t *m, int kind)
+/* M was just taken: whether its owner changed, for the profiler.  A
+   private mutex of the 0/1/2 word keeps its last owner in __list.__next,
+   a word that only robust mutexes use (the lock validator stamps
+   __prev); a shared mutex leaves its words to glibc's protocol, and the
+   profiler keeps its last owner.  */
+static inline enum xp_prof_owner
+prof_owner (pthread_mutex_t *m, int kind)
 {
   if (!xp_mutex_private (kind)
       || !xp_mutex_word_protocol (kind & ~XP_MUTEX_PROFILED))
-    return NULL;
-  return (const void **) (void *) &m->__data.__list.__next;
+    return XP_PROF_OWNER_UNKNOWN;
+  return xp_prof_owner_swap ((const void **) (void *)
+                             &m->__data.__list.__next);
 }
 
 /* The profiler watches M, found taken, from now on: a private mutex is
@@ -220,23 +222,30 @@ spin_then_sleep (pthread_mutex_t *m, int kind, int locked, int bound,
 
 /* The word was taken.  Without a deadline this is pthread_mutex_lock,
    whose waits the mutex_entry and mutex_acquired probes show; the timed
-   locks have probes of their own, at every call, as in glibc.  */
+   locks have probes of their own, at every call, as in glibc.
+   WATCHED: the profiler watches M already.  */
 static __attribute__ ((noinline)) int
 acquire_word_slow (pthread_mutex_t *m, int kind, clockid_t clock,
-                   const struct timespec *abstime, const void *site)
+                   const struct timespec *abstime, const void *site,
+                   bool watched)
 {
   if (abstime == NULL)
     XP_PROBE (mutex_entry, m);
   struct xp_prof_wait wait;
   bool profiled = xp_prof_active ();
   if (profiled)
-    xp_prof_spin_wait_begin (&wait, m, site, prof_owner_word (m, kind));
+    {
+      xp_prof_spin_wait_begin (&wait, m, site);
+      if (!watched)
+        watch (m, kind);
+    }
   int err = spin_then_sleep (m, kind, 1, 0, clock, abstime,
                              profiled ? &wait : NULL);
   if (profiled)
     {
+      if (err == 0)
+        wait.owner = prof_owner (m, kind);
       xp_prof_wait_end (&wait, err == 0);
-      watch (m, kind);
     }
   if (abstime == NULL && err == 0)
     XP_PROBE (mutex_acquired, m);
@@ -254,10 +263,10 @@ acquire_word (pthread_mutex_t *m, int kind, clockid_t clock,
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
     {
       if (profiled)
-        xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner_word (m, kind));
+        xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner (m, kind));
       return 0;
     }
-  return acquire_word_slow (m, kind, clock, abstime, site);
+  return acquire_word_slow (m, kind, clock, abstime, site, profiled);
 }
 
 static int
@@ -359,12 +368,12 @@ lock_protocol_profiled (pthread_mutex_t *m, int kind, clockid_t clock,
   if (err == EBUSY)
     {
       struct xp_prof_wait wait;
-      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site, NULL);
+      xp_prof_wait_begin (&wait, m, XP_PROF_MUTEX, site);
       err = lock_protocol (m, kind, clock, abstime);
       xp_prof_wait_end (&wait, holds (err));
     }
   else if (holds (err))
-    xp_prof_acquired (m, XP_PROF_MUTEX, site, NULL);
+    xp_prof_acquired (m, XP_PROF_MUTEX, site, XP_PROF_OWNER_UNKNOWN);
   return err;
 }
 
@@ -394,7 +403,7 @@ trylock_special (pthread_mutex_t *m, int kind, const void *site)
   if (!xp_prof_active ())
     return err;
   if (holds (err) && outermost (m, kind))
-    xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner_word (m, kind));
+    xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner (m, kind));
   else if (err == EBUSY && !(kind & XP_MUTEX_PROFILED)
            && !held_by_caller (m, kind))
     xp_prof_busy (m, XP_PROF_MUTEX, site);
@@ -722,20 +731,22 @@ relock_word (pthread_mutex_t *m, int kind, const void *site)
   if (taken)
     {
       XP_PROBE (mutex_entry, m);
-      xp_prof_spin_wait_begin (&wait, m, site, prof_owner_word (m, kind));
+      xp_prof_spin_wait_begin (&wait, m, site);
+      if (xp_prof_active ())
+        watch (m, kind);
     }
   int err = spin_then_sleep (m, kind, 2, xp_spin_config.max_spins,
                              CLOCK_REALTIME, NULL, taken ? &wait : NULL);
   if (taken)
     {
+      if (err == 0 && xp_prof_active ())
+        wait.owner = prof_owner (m, kind);
       xp_prof_wait_end (&wait, err == 0);
-      if (xp_prof_active ())
-        watch (m, kind);
       if (err == 0)
         XP_PROBE (mutex_acquired, m);
     }
   else if (err == 0 && (xp_mutex_kind (m) & XP_MUTEX_PROFILED))
-    xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner_word (m, kind));
+    xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner (m, kind));
   return err;
 }
 

@@ -471,7 +471,7 @@ now_reading (pthread_rwlock_t *rw, const void *site, bool hooked)
   if (hooked)
     {
       xp_hooks_acquired (rw, sizeof *rw, read_flags (rw), site);
-      xp_prof_acquired (rw, XP_PROF_READ, site, NULL);
+      xp_prof_acquired (rw, XP_PROF_READ, site, XP_PROF_OWNER_UNKNOWN);
     }
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
@@ -484,7 +484,7 @@ now_writing (pthread_rwlock_t *rw, const void *site, bool hooked)
   if (hooked)
     {
       xp_hooks_acquired (rw, sizeof *rw, 0, site);
-      xp_prof_acquired (rw, XP_PROF_WRITE, site, NULL);
+      xp_prof_acquired (rw, XP_PROF_WRITE, site, XP_PROF_OWNER_UNKNOWN);
     }
   struct xp_thread *self = xp_self_ptr;
   if (xp_likely (self != NULL))
@@ -621,7 +621,7 @@ rdlock_slow (pthread_rwlock_t *rw, clockid_t clock,
 {
   XP_PROBE (rdlock_entry, rw);
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, rw, XP_PROF_READ, site, NULL);
+  xp_prof_wait_begin (&wait, rw, XP_PROF_READ, site);
   int err = rdlock_wait (rw, clock, abstime);
   xp_prof_wait_end (&wait, false);
   if (err == 0)
@@ -699,7 +699,7 @@ wrlock_slow (pthread_rwlock_t *rw, clockid_t clock,
 {
   XP_PROBE (wrlock_entry, rw);
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, rw, XP_PROF_WRITE, site, NULL);
+  xp_prof_wait_begin (&wait, rw, XP_PROF_WRITE, site);
   int err = wrlock_wait (rw, clock, abstime);
   xp_prof_wait_end (&wait, false);
   if (err == 0)

@@ -149,7 +149,7 @@ wait_slow (struct xp_sem *s, clockid_t clock, const struct timespec *abstime,
 {
   XP_PROBE (sem_wait_entry, s);
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, s, XP_PROF_SEM, site, NULL);
+  xp_prof_wait_begin (&wait, s, XP_PROF_SEM, site);
   int err = wait_for_token (s, clock, abstime);
   xp_prof_wait_end (&wait, err == 0);
   XP_PROBE (sem_wait_ret, s, err);
@@ -169,7 +169,7 @@ wait_with (sem_t *sem, clockid_t clock, const struct timespec *abstime,
   if (xp_unlikely (!take_token (s)))
     err = wait_slow (s, clock, abstime, site);
   else if (xp_prof_active ())
-    xp_prof_acquired (s, XP_PROF_SEM, site, NULL);
+    xp_prof_acquired (s, XP_PROF_SEM, site, XP_PROF_OWNER_UNKNOWN);
   if (err == 0)
     {
       xp_hook_receive (sem);
@@ -265,7 +265,8 @@ sem_trywait (sem_t *sem)
   if (take_token (as_sem (sem)))
     {
       if (xp_prof_active ())
-        xp_prof_acquired (sem, XP_PROF_SEM, XP_CALLER_SITE (), NULL);
+        xp_prof_acquired (sem, XP_PROF_SEM, XP_CALLER_SITE (),
+                          XP_PROF_OWNER_UNKNOWN);
       xp_hook_receive (sem);
       return 0;
     }

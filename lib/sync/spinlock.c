@@ -40,7 +40,7 @@ static __attribute__ ((noinline)) void
 spin_for (pthread_spinlock_t *lock, const void *site)
 {
   struct xp_prof_wait wait;
-  xp_prof_wait_begin (&wait, (void *) lock, XP_PROF_SPIN, site, NULL);
+  xp_prof_wait_begin (&wait, (void *) lock, XP_PROF_SPIN, site);
   do
     while (xp_load_relaxed (lock) != XP_SPIN_UNLOCKED)
       xp_cpu_relax ();
@@ -55,7 +55,8 @@ pthread_spin_lock (pthread_spinlock_t *lock)
   if (xp_exchange_acquire (lock, XP_SPIN_LOCKED) != XP_SPIN_UNLOCKED)
     spin_for (lock, XP_CALLER_SITE ());
   else if (xp_prof_active ())
-    xp_prof_acquired ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE (), NULL);
+    xp_prof_acquired ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE (),
+                      XP_PROF_OWNER_UNKNOWN);
   xp_hook_acquired ((void *) lock, sizeof *lock, XP_LD_SELF_HANGS,
                     XP_CALLER_SITE ());
   return 0;
@@ -73,7 +74,8 @@ pthread_spin_trylock (pthread_spinlock_t *lock)
       return EBUSY;
     }
   if (xp_prof_active ())
-    xp_prof_acquired ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE (), NULL);
+    xp_prof_acquired ((void *) lock, XP_PROF_SPIN, XP_CALLER_SITE (),
+                      XP_PROF_OWNER_UNKNOWN);
   xp_hook_acquired ((void *) lock, sizeof *lock, XP_LD_SELF_HANGS,
                     XP_CALLER_SITE ());
   return 0;
