@@ -181,13 +181,17 @@ struct timed_hold
   uint64_t start;
 };
 
-/* A thread's cache of the entries it counted last, direct-mapped by
-   lock and site: a lock taken again at a site where it was counted
-   skips the lookups (in tables too big to stay in the CPU's caches),
-   however many locks the thread takes in turn, as the stripes of a
-   table.  Valid for as long as the thread's state, which keeps its
-   entries when it passes to a new thread.  */
-#define CACHE_SLOTS 256
+/* A thread's cache of the entries it counted last, by lock and site: a
+   lock taken again at a site where it was counted skips the lookups (in
+   tables too big to stay in the CPU's caches), however many locks the
+   thread takes in turn, as the stripes of a table.  Two ways a set, the
+   one used last first: 256 locks taken at random in turn (a table's
+   stripes) would find another in their slot one time in three with one
+   way, about one in twenty-five with two.  Valid for as long as the
+   thread's state, which keeps its entries when it passes to a new
+   thread.  */
+#define CACHE_SETS 256
+#define CACHE_WAYS 2
 
 struct cached_entry
 {
@@ -215,7 +219,7 @@ struct prof_thread
   unsigned timed_n;
   struct timed_hold timed[TIMED_HOLDS];
   bool inside;                      /* in the profiler now */
-  struct cached_entry *cache;       /* CACHE_SLOTS of them, or NULL */
+  struct cached_entry *cache;       /* CACHE_SETS x CACHE_WAYS, or NULL */
 };
 
 static struct prof_thread *all_threads, *free_threads;
@@ -617,36 +621,54 @@ caller_site (const void *site)
 }
 
 static inline struct cached_entry *
-cache_slot (const struct prof_thread *t, const void *lock, const void *site)
+cache_set (const struct prof_thread *t, const void *lock, const void *site)
 {
   uint64_t h = ((uintptr_t) lock ^ (uintptr_t) site) * 0x9e3779b97f4a7c15u;
-  return &t->cache[h >> 56];
+  return &t->cache[(h >> 56) * CACHE_WAYS];
 }
-_Static_assert (CACHE_SLOTS == 256, "cache_slot takes 8 bits");
+_Static_assert (CACHE_SETS == 256, "cache_set takes 8 bits");
 
-/* T's cached entry of LOCK, of KIND, taken at SITE, or NULL: the lock
-   must still be the one it was (xp_prof_lock_init resets the class).  */
+static inline bool
+cache_hit (const struct cached_entry *c, const void *lock,
+           enum xp_prof_kind kind, const void *site)
+{
+  return c->lock == lock && c->site == site && c->kind == kind
+         && c->entry->class_id == xp_load_relaxed (&c->record->class_id);
+}
+
+/* T's cached entry of LOCK, of KIND, taken at SITE, now first in its
+   set, or NULL: the lock must still be the one it was
+   (xp_prof_lock_init resets the class).  */
 static inline struct cached_entry *
 cached (const struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
         const void *site)
 {
   if (t->cache == NULL)
     return NULL;
-  struct cached_entry *c = cache_slot (t, lock, site);
-  if (c->lock != lock || c->site != site || c->kind != kind
-      || c->entry->class_id != xp_load_relaxed (&c->record->class_id))
+  struct cached_entry *set = cache_set (t, lock, site);
+  if (cache_hit (&set[0], lock, kind, site))
+    return &set[0];
+  if (!cache_hit (&set[1], lock, kind, site))
     return NULL;
-  return c;
+  struct cached_entry used = set[1];
+  set[1] = set[0];
+  set[0] = used;
+  return &set[0];
 }
+_Static_assert (CACHE_WAYS == 2, "cached looks at two ways");
 
+/* The first way of the set takes the new entry, the second the one it
+   held.  */
 static void
 cache_entry (struct prof_thread *t, const void *lock, enum xp_prof_kind kind,
              const void *site, struct xp_prof_lock *r, struct xp_prof_entry *e)
 {
-  if (t->cache == NULL
-      && (t->cache = thread_alloc (t, CACHE_SLOTS * sizeof *t->cache)) == NULL)
+  size_t size = CACHE_SETS * CACHE_WAYS * sizeof *t->cache;
+  if (t->cache == NULL && (t->cache = thread_alloc (t, size)) == NULL)
     return;
-  *cache_slot (t, lock, site) = (struct cached_entry) { lock, site, kind, r, e };
+  struct cached_entry *set = cache_set (t, lock, site);
+  set[1] = set[0];
+  set[0] = (struct cached_entry) { lock, site, kind, r, e };
 }
 
 /* The record and entry of LOCK for the calling thread T; NULL when it is
