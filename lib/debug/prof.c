@@ -548,16 +548,17 @@ time_hold (struct prof_thread *t, const void *lock, struct xp_prof_entry *e)
    with the waiters that read it.  */
 static inline void
 count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
-                   struct xp_prof_entry *e, enum xp_prof_owner owner)
+                   struct xp_prof_entry *e, enum xp_prof_kind kind,
+                   enum xp_prof_owner owner)
 {
   e->acquisitions++;
-  if (exclusive (e->kind))
+  if (exclusive (kind))
     {
       if (owner == XP_PROF_OWNER_UNKNOWN)
         owner = xp_prof_owner_swap (&lock->last_owner);
       e->owner_changes += owner == XP_PROF_OWNER_CHANGED;
     }
-  if (held (e->kind))
+  if (held (kind))
     {
       note_holder (lock, e->site);
       if (xp_unlikely (--t->hold_countdown == 0) || e->holds_long)
@@ -810,7 +811,7 @@ xp_prof_wait_end (struct xp_prof_wait *w, bool acquired)
     return;
   count_wait (w->entry, w->held_by, wait_ns (t, w));
   if (acquired)
-    count_acquisition (t, w->lock, w->entry, w->owner);
+    count_acquisition (t, w->lock, w->entry, w->entry->kind, w->owner);
   leave (t);
 }
 
@@ -824,7 +825,7 @@ acquired_looked_up (const void *lock, enum xp_prof_kind kind,
   struct xp_prof_lock *r;
   struct xp_prof_entry *e = entry_for (t, lock, kind, site, false, &r);
   if (e != NULL)
-    count_acquisition (t, r, e, owner);
+    count_acquisition (t, r, e, kind, owner);
   leave (t);
 }
 
@@ -832,17 +833,33 @@ acquired_looked_up (const void *lock, enum xp_prof_kind kind,
    before, most of the time: then no lookup, and no entering (a lock the
    profiler takes inside never has an entry).  A thread has its state
    only while the profiler runs.  */
-void
-xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
-                  enum xp_prof_owner owner)
+static inline __attribute__ ((always_inline)) void
+acquired (const void *lock, enum xp_prof_kind kind, const void *site,
+          enum xp_prof_owner owner)
 {
   struct prof_thread *t = prof_self;
   struct cached_entry *c;
   if (xp_likely (t != NULL && !t->inside
                  && (c = cached (t, lock, kind, site)) != NULL))
-    count_acquisition (t, c->record, c->entry, owner);
+    count_acquisition (t, c->record, c->entry, kind, owner);
   else
     acquired_looked_up (lock, kind, site, owner);
+}
+
+void
+xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
+                  enum xp_prof_owner owner)
+{
+  acquired (lock, kind, site, owner);
+}
+
+/* Inside the critical section of a mutex taken again and again: the
+   kind's tests folded away.  */
+void
+xp_prof_mutex_acquired (const void *lock, const void *site,
+                        enum xp_prof_owner owner)
+{
+  acquired (lock, XP_PROF_MUTEX, site, owner);
 }
 
 void

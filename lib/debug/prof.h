@@ -102,6 +102,9 @@ void xp_prof_wait_end (struct xp_prof_wait *w, bool acquired) XP_HIDDEN;
    OWNER: xp_prof_owner_swap's answer, where the lock has such a word.  */
 void xp_prof_acquired (const void *lock, enum xp_prof_kind kind,
                        const void *site, enum xp_prof_owner owner) XP_HIDDEN;
+/* The same for a mutex.  */
+void xp_prof_mutex_acquired (const void *lock, const void *site,
+                             enum xp_prof_owner owner) XP_HIDDEN;
 
 /* A try of LOCK at SITE found it taken: contention without a wait.  */
 void xp_prof_busy (const void *lock, enum xp_prof_kind kind,

@@ -52,8 +52,9 @@
    The contention profiler (prof.h) is told of a wait in
    acquire_word_slow and of a failed try; a private mutex so contended
    gets XP_MUTEX_PROFILED in its kind, which sends its lock and unlock
-   to lock_special and unlock_special, where it is told of every
-   acquisition and release.
+   off the fast paths, to lock_watched and unlock_watched (the kinds
+   that record no owner) or lock_special and unlock_special, where it
+   is told of every acquisition and release.
 
    The USDT probes (probes.h) sit off those inline paths: mutex_entry and
    mutex_acquired around a lock that found the word taken (glibc fires
@@ -263,7 +264,7 @@ acquire_word (pthread_mutex_t *m, int kind, clockid_t clock,
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
     {
       if (profiled)
-        xp_prof_acquired (m, XP_PROF_MUTEX, site, prof_owner (m, kind));
+        xp_prof_mutex_acquired (m, site, prof_owner (m, kind));
       return 0;
     }
   return acquire_word_slow (m, kind, clock, abstime, site, profiled);
@@ -442,12 +443,20 @@ watched_plain (int kind)
          || kind == (XP_MUTEX_PROFILED | PTHREAD_MUTEX_ADAPTIVE_NP);
 }
 
+/* Straight from pthread_mutex_lock: a watched mutex is taken again and
+   again, and every instruction on the way lengthens the critical
+   section's chain when threads contend.  Out of line, so that the
+   fast paths keep no stack frame.  */
+static __attribute__ ((noinline)) int
+lock_watched (pthread_mutex_t *m, int kind, const void *site)
+{
+  return acquire_word (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME, NULL,
+                       site, true);
+}
+
 static __attribute__ ((noinline)) int
 lock_slow (pthread_mutex_t *m, int kind, const void *site)
 {
-  if (watched_plain (kind))
-    return acquire_word (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME, NULL,
-                         site, true);
   return lock_any (m, kind, CLOCK_REALTIME, NULL, site);
 }
 
@@ -521,7 +530,9 @@ pthread_mutex_lock (pthread_mutex_t *m)
           struct xp_thread *self = xp_self_ptr;
           int expected = 0;
           if (xp_unlikely (!xp_mutex_word_protocol (kind)))
-            return lock_slow (m, kind, XP_CALLER_SITE ());
+            return watched_plain (kind)
+                   ? lock_watched (m, kind, XP_CALLER_SITE ())
+                   : lock_slow (m, kind, XP_CALLER_SITE ());
           if (xp_likely (self != NULL) && m->__data.__owner != self->tid
               && xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
             {
@@ -638,14 +649,19 @@ unlock_typed (pthread_mutex_t *m, int kind)
   return 0;
 }
 
+/* Straight from pthread_mutex_unlock, as lock_watched.  */
+static __attribute__ ((noinline)) int
+unlock_watched (pthread_mutex_t *m, int kind)
+{
+  xp_prof_releasing (m);
+  return release_word (m, kind & ~XP_MUTEX_PROFILED);
+}
+
 static __attribute__ ((noinline)) int
 unlock_slow (pthread_mutex_t *m, int kind)
 {
   if (watched_plain (kind))
-    {
-      xp_prof_releasing (m);
-      return release_word (m, kind & ~XP_MUTEX_PROFILED);
-    }
+    return unlock_watched (m, kind);
   if (xp_unlikely (kind < 0))
     return EINVAL;
   if (!xp_mutex_word_protocol (kind))
@@ -692,7 +708,8 @@ pthread_mutex_unlock (pthread_mutex_t *m)
              inline; errors and inner recursive unlocks in unlock_typed.  */
           struct xp_thread *self = xp_self_ptr;
           if (xp_unlikely (!xp_mutex_word_protocol (kind)))
-            return unlock_slow (m, kind);
+            return watched_plain (kind) ? unlock_watched (m, kind)
+                                        : unlock_slow (m, kind);
           if (xp_unlikely (self == NULL) || m->__data.__owner != self->tid)
             return unlock_typed (m, kind);
           if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)
