@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -573,6 +574,70 @@ timeout_case (void)
   return 0;
 }
 
+/* --- owners: a mutex made watched by one wait (the main thread holds
+   it until the other thread sleeps in its lock), then taken in turns
+   without contention: OWNERS_ROUNDS times three locks by the main
+   thread, then three tries by the other, so that the owner changes at
+   the first of each three and stays at the other two.  */
+
+#define OWNERS_ROUNDS 500
+#define OWNERS_RUN 3
+
+static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
+static sem_t owners_main_turn, owners_other_turn;
+static atomic_int owners_other_tid;
+
+static void *
+owners_other (void *arg)
+{
+  atomic_store (&owners_other_tid, (int) gettid ());
+  pthread_mutex_lock (&owners_lock);
+  pthread_mutex_unlock (&owners_lock);
+  sem_post (&owners_main_turn);
+  for (int r = 0; r < OWNERS_ROUNDS; r++)
+    {
+      sem_wait (&owners_other_turn);
+      for (int i = 0; i < OWNERS_RUN; i++)
+        {
+          if (pthread_mutex_trylock (&owners_lock) != 0)
+            exit (98);
+          pthread_mutex_unlock (&owners_lock);
+        }
+      sem_post (&owners_main_turn);
+    }
+  return arg;
+}
+
+static __attribute__ ((noinline)) int
+owners (void)
+{
+  pthread_t other;
+  sem_init (&owners_main_turn, 0, 0);
+  sem_init (&owners_other_turn, 0, 0);
+  pthread_mutex_lock (&owners_lock);
+  start (&other, 1, owners_other);
+  int tid;
+  while ((tid = atomic_load (&owners_other_tid)) == 0 || !asleep (tid))
+    sleep_ns (20000);
+  pthread_mutex_unlock (&owners_lock);
+  for (int r = 0; r < OWNERS_ROUNDS; r++)
+    {
+      sem_wait (&owners_main_turn);
+      for (int i = 0; i < OWNERS_RUN; i++)
+        {
+          pthread_mutex_lock (&owners_lock);
+          pthread_mutex_unlock (&owners_lock);
+        }
+      sem_post (&owners_other_turn);
+    }
+  sem_wait (&owners_main_turn);
+  join (&other, 1);
+  /* The other thread's wait, then the turns.  */
+  printf ("acquisitions %d\ncontended 1\nowner_changes %d\n",
+          1 + 2 * OWNERS_ROUNDS * OWNERS_RUN, 1 + 2 * OWNERS_ROUNDS);
+  return 0;
+}
+
 /* --- exec: a child runs "contend" in a new program image.  */
 static __attribute__ ((noinline)) int
 exec_case (const char *self)
@@ -625,6 +690,8 @@ main (int argc, char **argv)
     return million ();
   if (strcmp (c, "kinds") == 0)
     return kinds ();
+  if (strcmp (c, "owners") == 0)
+    return owners ();
   if (strcmp (c, "contend") == 0)
     return contend ();
   if (strcmp (c, "brief") == 0)
@@ -644,7 +711,8 @@ main (int argc, char **argv)
     return signal_case ();
   if (strcmp (c, "interval") == 0)
     return interval_case ();
-  fprintf (stderr, "usage: %s truth|rwlock|cond|million|kinds|contend|brief|"
-           "timeout|slower|fork|exec|signal|interval\n", argv[0]);
+  fprintf (stderr, "usage: %s truth|rwlock|cond|million|kinds|owners|"
+           "contend|brief|timeout|slower|fork|exec|signal|interval\n",
+           argv[0]);
   return 2;
 }

@@ -28,6 +28,10 @@
 #             preempted (not judged where fewer than 1000 were slow: a
 #             loaded machine); run again, up to three times in all,
 #             while it misses
+#   owners    a mutex contended once, then taken in turns without
+#             contention, three times in a row by each thread (the
+#             other one by trylock): acquisitions, the one contention
+#             and the owner changes exact
 #   fork      each process reports its own contention
 #   exec      the new program writes its own report
 #   text, folded, signal, interval: the other formats and reports
@@ -234,6 +238,17 @@ def check_kinds():
         said.append("%s %d" % (name, x["contended"]))
     return ", ".join(said)
 
+def check_owners():
+    t, r = truth(), only_report()
+    x = want_row(r, "mutex", "owners_lock")
+    if x is None:
+        return
+    for key in ("acquisitions", "contended", "owner_changes"):
+        if x[key] != t[key]:
+            fail("%s: %d in the report, %d in the program" % (key, x[key], t[key]))
+    return "acquisitions %d, contended %d, owner changes %d" % (
+        x["acquisitions"], x["contended"], x["owner_changes"])
+
 def check_million():
     r = only_report()
     rows = [x for x in r["rows"] if x["kind"] == "mutex" and x["class"].startswith("many")]
@@ -362,7 +377,7 @@ for how in raw hosted linked; do
   [ $how = hosted ] && hold=XPTHREAD_PROF_HOLD=all
   run $how truth truth $hold && check $how truth
   judge_noisy "brief ($how)" run_and_check $how brief
-  for c in timeout rwlock cond kinds fork; do
+  for c in timeout rwlock cond kinds owners fork; do
     run $how $c $c && check $how $c
   done
 done
