@@ -43,10 +43,11 @@ enum xp_prof_owner
   XP_PROF_OWNER_CHANGED
 };
 
-/* WORD, of a lock just taken, is the lock's own and nothing else uses it
-   (a mutex's): the owner's token goes there at once, while the line is
-   the owner's; later in the critical section a waiter has often taken
-   the line away.  */
+/* WORD keeps the token of a lock's last owner, and only this function
+   writes it: a word of the lock's own that nothing else uses (a
+   mutex's), swapped right after the lock is taken, while the line is
+   the owner's (later in the critical section a waiter has often taken
+   the line away), or the profiler's record of the lock.  */
 static inline enum xp_prof_owner
 xp_prof_owner_swap (const void **word)
 {
