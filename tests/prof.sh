@@ -129,14 +129,17 @@ def location(x, line):
     if have_lines and x["location"] != "prof-cases.c:" + line:
         fail("site %s at %s, expected prof-cases.c:%s" % (x["site"], x["location"], line))
 
+def exact_counts(x, t):
+    for key in ("acquisitions", "contended", "owner_changes"):
+        if x[key] != t[key]:
+            fail("%s: %d in the report, %d in the program" % (key, x[key], t[key]))
+
 def check_truth():
     t, r = truth(), only_report()
     x = want_row(r, "mutex", "truth_lock")
     if x is None:
         return
-    for key in ("acquisitions", "contended", "owner_changes"):
-        if x[key] != t[key]:
-            fail("%s: %d in the report, %d in the program" % (key, x[key], t[key]))
+    exact_counts(x, t)
     near("total wait", x["wait_ns"]["total"], t["wait_ns"], 0.05)
     near("total hold", x["hold_ns"]["total"], t["hold_ns"], 0.05)
     if len(x["sites"]) != 1:
@@ -243,9 +246,7 @@ def check_owners():
     x = want_row(r, "mutex", "owners_lock")
     if x is None:
         return
-    for key in ("acquisitions", "contended", "owner_changes"):
-        if x[key] != t[key]:
-            fail("%s: %d in the report, %d in the program" % (key, x[key], t[key]))
+    exact_counts(x, t)
     return "acquisitions %d, contended %d, owner changes %d" % (
         x["acquisitions"], x["contended"], x["owner_changes"])
 
