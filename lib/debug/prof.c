@@ -216,8 +216,7 @@ struct prof_thread
   unsigned spin_countdown;          /* spin waits until one is timed */
   uint64_t sample_random;           /* the state of both samplers */
   uint64_t spin_ns, spin_rounds;    /* timed spins' (learn_pace) */
-  unsigned timed_n;
-  struct timed_hold timed[TIMED_HOLDS];
+  struct timed_hold timed[TIMED_HOLDS];  /* xp_prof_holds_timed of them */
   bool inside;                      /* in the profiler now */
   struct cached_entry *cache;       /* CACHE_SETS x CACHE_WAYS, or NULL */
 };
@@ -264,7 +263,6 @@ new_thread (void)
       t->hold_countdown = 1;
       t->spin_countdown = 1;
       t->sample_random = mix (t->serial);
-      t->timed_n = 0;
     }
   xp_unlock (&prof_lock);
   return t;
@@ -297,6 +295,7 @@ xp_prof_thread_exit (void)
   if (!xp_prof_active () || t == NULL)
     return;
   prof_self = NULL;
+  xp_prof_holds_timed = 0;
   xp_lock (&prof_lock);
   t->next_free = free_threads;
   free_threads = t;
@@ -537,9 +536,11 @@ time_hold (struct prof_thread *t, const void *lock, struct xp_prof_entry *e)
 {
   if (t->hold_countdown == 0)
     t->hold_countdown = next_countdown (t, hold_sampling);
-  if (t->timed_n == TIMED_HOLDS)
-    memmove (&t->timed[0], &t->timed[1], --t->timed_n * sizeof t->timed[0]);
-  t->timed[t->timed_n++] = (struct timed_hold) { lock, e, xp_prof_now () };
+  unsigned n = xp_prof_holds_timed;
+  if (n == TIMED_HOLDS)
+    memmove (&t->timed[0], &t->timed[1], --n * sizeof t->timed[0]);
+  t->timed[n] = (struct timed_hold) { lock, e, xp_prof_now () };
+  xp_prof_holds_timed = n + 1;
 }
 
 /* Counted on every acquisition of a profiled lock, inside its critical
@@ -855,11 +856,12 @@ xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
 
 /* Inside the critical section of a mutex taken again and again: the
    kind's tests folded away.  */
-void
+int
 xp_prof_mutex_acquired (const void *lock, const void *site,
                         enum xp_prof_owner owner)
 {
   acquired (lock, XP_PROF_MUTEX, site, owner);
+  return 0;
 }
 
 void
@@ -875,10 +877,17 @@ xp_prof_busy (const void *lock, enum xp_prof_kind kind, const void *site)
   leave (t);
 }
 
-static __attribute__ ((noinline)) void
-end_timed_hold (struct prof_thread *t, const void *lock)
+/* The calling thread's timed holds: the entries they count and when they
+   began, the count in the thread's own variable, which a release reads
+   inline.  A thread's state holds none when it passes to a new thread.  */
+__thread unsigned xp_prof_holds_timed
+  __attribute__ ((tls_model ("initial-exec")));
+
+void
+xp_prof_timed_release (const void *lock)
 {
-  for (unsigned i = t->timed_n; i-- > 0;)
+  struct prof_thread *t = prof_self;
+  for (unsigned i = xp_prof_holds_timed; i-- > 0;)
     if (t->timed[i].lock == lock)
       {
         struct xp_prof_entry *e = t->timed[i].entry;
@@ -888,17 +897,9 @@ end_timed_hold (struct prof_thread *t, const void *lock)
         if (ns > e->hold_max)
           e->hold_max = ns;
         e->holds_long = e->hold_ns >= LONG_HOLD_NS * e->hold_samples;
-        t->timed[i] = t->timed[--t->timed_n];
+        t->timed[i] = t->timed[--xp_prof_holds_timed];
         return;
       }
-}
-
-void
-xp_prof_releasing (const void *lock)
-{
-  struct prof_thread *t = prof_self;
-  if (t != NULL && t->timed_n != 0)
-    end_timed_hold (t, lock);
 }
 
 void
@@ -1114,7 +1115,6 @@ zero_counts (struct prof_thread *t)
     }
   for (struct xp_prof_stack *s = t->stacks; s != NULL; s = s->next)
     s->wait_ns = 0;
-  t->timed_n = 0;
 }
 
 /* In the child of a fork, with the fork locks held by the forking
@@ -1136,6 +1136,7 @@ xp_prof_after_fork_child (void)
           free_threads = t;
         }
     }
+  xp_prof_holds_timed = 0;
   memset (&overflow, 0, sizeof overflow);
   start_ns = xp_prof_now ();
 }

@@ -103,16 +103,28 @@ void xp_prof_wait_end (struct xp_prof_wait *w, bool acquired) XP_HIDDEN;
    OWNER: xp_prof_owner_swap's answer, where the lock has such a word.  */
 void xp_prof_acquired (const void *lock, enum xp_prof_kind kind,
                        const void *site, enum xp_prof_owner owner) XP_HIDDEN;
-/* The same for a mutex.  */
-void xp_prof_mutex_acquired (const void *lock, const void *site,
-                             enum xp_prof_owner owner) XP_HIDDEN;
+/* The same for a mutex.  Returns 0, pthread_mutex_lock's answer, so
+   that the caller can end with a tail call.  */
+int xp_prof_mutex_acquired (const void *lock, const void *site,
+                            enum xp_prof_owner owner) XP_HIDDEN;
 
 /* A try of LOCK at SITE found it taken: contention without a wait.  */
 void xp_prof_busy (const void *lock, enum xp_prof_kind kind,
                    const void *site) XP_HIDDEN;
+/* How many holds the calling thread is timing now (prof.c): its releases
+   tell the profiler only while there is one, without a call.  */
+extern __thread unsigned xp_prof_holds_timed
+  __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
+void xp_prof_timed_release (const void *lock) XP_HIDDEN;
+
 /* The caller releases LOCK (its hold ends, if it was timed).  LOCK is
    not read.  */
-void xp_prof_releasing (const void *lock) XP_HIDDEN;
+static inline void
+xp_prof_releasing (const void *lock)
+{
+  if (xp_unlikely (xp_prof_holds_timed != 0))
+    xp_prof_timed_release (lock);
+}
 /* LOCK was initialised at SITE: a new lock at that address.  */
 void xp_prof_lock_init (const void *lock, const void *site) XP_HIDDEN;
 /* COND was signalled (or broadcast) at SITE; WOKE: a waiter was there.  */

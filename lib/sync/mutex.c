@@ -262,11 +262,8 @@ acquire_word (pthread_mutex_t *m, int kind, clockid_t clock,
 {
   int expected = 0;
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
-    {
-      if (profiled)
-        xp_prof_mutex_acquired (m, site, prof_owner (m, kind));
-      return 0;
-    }
+    return profiled ? xp_prof_mutex_acquired (m, site, prof_owner (m, kind))
+                    : 0;
   return acquire_word_slow (m, kind, clock, abstime, site, profiled);
 }
 
