@@ -97,4 +97,15 @@ for tool in memcheck helgrind drd; do
     done
   done
 done
+# Under valgrind, which runs one thread at a time, no waiter spins: the
+# spin policy reports no spinner per lock there, and its default outside.
+policy () {
+  env XPTHREAD_SHOW_MODE=1 LD_PRELOAD="$lib" "$@" \
+    "$builddir/tests/valgrind-correct" 2>&1 > /dev/null |
+    sed -n 's/^xpthread: spin policy: \([0-9]*\) per lock.*/\1/p' | tail -1
+}
+inside=$(policy valgrind --tool=none --log-file=/dev/null)
+outside=$(policy)
+echo "spinners per lock: $inside under valgrind, $outside outside"
+[ "$inside" = 0 ] && [ -n "$outside" ] || fail=1
 exit $fail

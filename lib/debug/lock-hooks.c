@@ -8,6 +8,7 @@
 
 int xp_lock_hooks;
 int xp_sync_hooks;
+bool xp_under_valgrind;
 static bool valgrind_observes;
 
 /* A delivery to valgrind; none without its headers.  */
@@ -20,12 +21,12 @@ static bool valgrind_observes;
 bool
 xp_lock_hooks_init (void)
 {
-  bool under_valgrind = xp_vg_init (&valgrind_observes);
+  xp_under_valgrind = xp_vg_init (&valgrind_observes);
   bool lockdep = xp_lockdep_init ();
   bool prof = xp_prof_init ();
   xp_lock_hooks = valgrind_observes || lockdep ? XP_LOCK_HOOKS_ON : 0;
   xp_sync_hooks = xp_lock_hooks != 0 || prof ? XP_LOCK_HOOKS_ON : 0;
-  return under_valgrind;
+  return xp_under_valgrind;
 }
 
 void

@@ -24,6 +24,9 @@ extern int xp_sync_hooks XP_HIDDEN;
    Called once, by the mode choice (nptl-compat/mode.c), before any
    thread.  */
 bool xp_lock_hooks_init (void) XP_HIDDEN;
+/* Its answer, for the spin policy: valgrind runs the threads one at a
+   time.  */
+extern bool xp_under_valgrind XP_HIDDEN;
 
 /* The deliveries (lock-hooks.c).  */
 void xp_hooks_acquiring (const void *lock, unsigned flags, const void *site)

@@ -4,7 +4,9 @@
 
    A waiter spins only when spinning can pay for itself:
    - there is more than one CPU the process may run on (the affinity mask
-     at start-up counts, so taskset -c 0 means no spinning);
+     at start-up counts, so taskset -c 0 means no spinning), and it does
+     not run under valgrind, whose threads run one at a time: there a
+     spinner only keeps the owner from running;
    - the waiter does not run SCHED_FIFO or SCHED_RR, where a spinning
      waiter can keep the owner off the CPU they share;
    - no other thread spins on the same lock (XPTHREAD_SPINNERS per lock):
@@ -64,6 +66,7 @@
    scaled to last as long as where they were tuned.  */
 #include "spin-policy.h"
 #include "env.h"
+#include "lock-hooks.h"
 #include <limits.h>
 #include <sched.h>
 #include <time.h>
@@ -106,10 +109,13 @@ power_of_two_at_most (int n)
 }
 
 /* The CPUs the process may run on: a process confined to fewer CPUs
-   (taskset, cgroup cpusets) spins as if it had only those.  */
+   (taskset, cgroup cpusets) spins as if it had only those, and one
+   under valgrind, which runs its threads one at a time, as on one.  */
 static long
 usable_cpus (void)
 {
+  if (xp_under_valgrind)
+    return 1;
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
   cpu_set_t allowed;
   if (sched_getaffinity (0, sizeof allowed, &allowed) == 0
