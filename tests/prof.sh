@@ -11,7 +11,9 @@
 #   timeout   5 timed locks that give up after 200 ms: 5 contended, no
 #             acquisition, the total wait within 5% of the program's
 #   rwlock    readers' waits behind a writer that holds 5 ms: blamed on
-#             the writer's site, its holds as long as its own clock says
+#             the writer's site, its holds from the lock's first
+#             contention on all timed and as long as its own clock
+#             says; run again, up to three times, while it misses
 #   cond      a signal that wakes a waiter, 5 and a broadcast that find
 #             none
 #   million   a million static mutexes each found taken once: a million
