@@ -581,7 +581,11 @@ timeout_case (void)
    it until the other thread sleeps in its lock), then taken in turns
    without contention: OWNERS_ROUNDS times three locks by the main
    thread, then three tries by the other, so that the owner changes at
-   the first of each three and stays at the other two.  */
+   the first of each three and stays at the other two.  At the end the
+   main thread takes it three times at another site, then three times
+   at a third, holding it the last time until the other thread sleeps in
+   its lock: that wait is behind the third site, though the main thread
+   kept the mutex from one site to the next.  */
 
 #define OWNERS_ROUNDS 500
 #define OWNERS_RUN 3
@@ -608,6 +612,9 @@ owners_other (void *arg)
         }
       sem_post (&owners_main_turn);
     }
+  sem_wait (&owners_other_turn);
+  pthread_mutex_lock (&owners_lock);
+  pthread_mutex_unlock (&owners_lock);
   return arg;
 }
 
@@ -634,10 +641,27 @@ owners (void)
       sem_post (&owners_other_turn);
     }
   sem_wait (&owners_main_turn);
+  for (int i = 0; i < OWNERS_RUN; i++)
+    {
+      pthread_mutex_lock (&owners_lock);   /* line:owners-elsewhere */
+      pthread_mutex_unlock (&owners_lock);
+    }
+  for (int i = 0; i < OWNERS_RUN; i++)
+    {
+      pthread_mutex_lock (&owners_lock);   /* line:owners-last */
+      if (i < OWNERS_RUN - 1)
+        pthread_mutex_unlock (&owners_lock);
+    }
+  sem_post (&owners_other_turn);
+  while (!asleep (tid))
+    sleep_ns (20000);
+  pthread_mutex_unlock (&owners_lock);
   join (&other, 1);
-  /* The other thread's wait, then the turns.  */
-  printf ("acquisitions %d\ncontended 1\nowner_changes %d\n",
-          1 + 2 * OWNERS_ROUNDS * OWNERS_RUN, 1 + 2 * OWNERS_ROUNDS);
+  /* The other thread's wait, the turns, the main thread's last four
+     locks and the other thread's wait.  */
+  printf ("acquisitions %d\ncontended 2\nowner_changes %d\n",
+          1 + 2 * OWNERS_ROUNDS * OWNERS_RUN + 2 * OWNERS_RUN + 1,
+          1 + 2 * OWNERS_ROUNDS + 1 + 1);
   return 0;
 }
 

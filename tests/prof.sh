@@ -32,8 +32,10 @@
 #             while it misses
 #   owners    a mutex contended once, then taken in turns without
 #             contention, three times in a row by each thread (the
-#             other one by trylock): acquisitions, the one contention
-#             and the owner changes exact
+#             other one by trylock), then by one thread at two sites
+#             in turn and contended again: acquisitions, the two
+#             contentions and the owner changes exact, the last wait
+#             blamed on the site that held it
 #   fork      each process reports its own contention
 #   exec      the new program writes its own report
 #   text, folded, signal, interval: the other formats and reports
@@ -86,11 +88,11 @@ check ()
   python3 - "$name" "$how" "$tmp" "$have_lines" \
     "$(line_of truth-lock)" "$(line_of rw-read)" "$(line_of rw-write)" \
     "$(line_of contend)" "$(line_of kind-wait)" "$(line_of kind-hold)" \
-    <<'PYTHON' || fail=1
+    "$(line_of owners-last)" <<'PYTHON' || fail=1
 import glob, json, os, re, sys
 case, how, tmp, have_lines = sys.argv[1:5]
 lines = dict(zip(("truth-lock", "rw-read", "rw-write", "contend", "kind-wait",
-                  "kind-hold"), sys.argv[5:11]))
+                  "kind-hold", "owners-last"), sys.argv[5:12]))
 problems = []
 def fail(what):
     problems.append(what)
@@ -256,6 +258,10 @@ def check_owners():
     if x is None:
         return
     exact_counts(x, t)
+    if have_lines and not any(h["location"] == "prof-cases.c:" + lines["owners-last"]
+                              and h["waits"] == 1 for h in x["held_by"]):
+        fail("the last wait is not blamed on the site that held the mutex: %s"
+             % [(h["location"], h["waits"]) for h in x["held_by"]])
     return "acquisitions %d, contended %d, owner changes %d" % (
         x["acquisitions"], x["contended"], x["owner_changes"])
 

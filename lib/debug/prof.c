@@ -201,6 +201,14 @@ struct cached_entry
   struct xp_prof_entry *entry;
 };
 
+/* The mutex whose acquisition the thread counted last, if nothing else
+   was counted since, and where (mutex_acquired_again).  */
+struct last_mutex
+{
+  const void *lock, *site;
+  struct xp_prof_entry *entry;
+};
+
 struct prof_thread
 {
   struct prof_thread *next;         /* every thread's, under the lock */
@@ -219,6 +227,7 @@ struct prof_thread
   struct timed_hold timed[TIMED_HOLDS];  /* xp_prof_holds_timed of them */
   bool inside;                      /* in the profiler now */
   struct cached_entry *cache;       /* CACHE_SETS x CACHE_WAYS, or NULL */
+  struct last_mutex last;
 };
 
 static struct prof_thread *all_threads, *free_threads;
@@ -263,6 +272,7 @@ new_thread (void)
       t->hold_countdown = 1;
       t->spin_countdown = 1;
       t->sample_random = mix (t->serial);
+      t->last.lock = NULL;
     }
   xp_unlock (&prof_lock);
   return t;
@@ -552,6 +562,7 @@ count_acquisition (struct prof_thread *t, struct xp_prof_lock *lock,
                    struct xp_prof_entry *e, enum xp_prof_kind kind,
                    enum xp_prof_owner owner)
 {
+  t->last.lock = NULL;
   e->acquisitions++;
   if (exclusive (kind))
     {
@@ -854,14 +865,53 @@ xp_prof_acquired (const void *lock, enum xp_prof_kind kind, const void *site,
   acquired (lock, kind, site, owner);
 }
 
-/* Inside the critical section of a mutex taken again and again: the
-   kind's tests folded away.  */
+/* The thread takes again, where it took it last, the mutex it counted
+   last, and it was its owner in between (its owner word says so): the
+   entry is the same, and so is the holder's site, which only the
+   mutex's acquisitions write.  A mutex's initialisation clears its
+   owner word, so that a lock initialised again is never seen kept.  */
+static inline void
+mutex_acquired_again (struct prof_thread *t, const void *lock)
+{
+  struct xp_prof_entry *e = t->last.entry;
+  e->acquisitions++;
+  if (xp_unlikely (--t->hold_countdown == 0) || e->holds_long)
+    time_hold (t, lock, e);
+}
+
+/* A mutex's acquisition, counted as any lock's, with the kind's tests
+   folded away.  */
+static __attribute__ ((noinline)) int
+mutex_acquired (const void *lock, const void *site, enum xp_prof_owner owner)
+{
+  struct prof_thread *t = prof_self;
+  struct cached_entry *c;
+  if (xp_likely (t != NULL && !t->inside
+                 && (c = cached (t, lock, XP_PROF_MUTEX, site)) != NULL))
+    {
+      count_acquisition (t, c->record, c->entry, XP_PROF_MUTEX, owner);
+      t->last = (struct last_mutex) { lock, site, c->entry };
+    }
+  else
+    acquired_looked_up (lock, XP_PROF_MUTEX, site, owner);
+  return 0;
+}
+
+/* Inside the critical section of a mutex taken again and again: where
+   it is the one the thread counted last, the shortest count.  */
 int
 xp_prof_mutex_acquired (const void *lock, const void *site,
                         enum xp_prof_owner owner)
 {
-  acquired (lock, XP_PROF_MUTEX, site, owner);
-  return 0;
+  struct prof_thread *t = prof_self;
+  if (xp_likely (t != NULL && owner == XP_PROF_OWNER_KEPT
+                 && t->last.lock == lock && t->last.site == site
+                 && !t->inside))
+    {
+      mutex_acquired_again (t, lock);
+      return 0;
+    }
+  return mutex_acquired (lock, site, owner);
 }
 
 void
