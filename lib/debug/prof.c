@@ -224,6 +224,7 @@ struct prof_thread
   unsigned spin_countdown;          /* spin waits until one is timed */
   uint64_t sample_random;           /* the state of both samplers */
   uint64_t spin_ns, spin_rounds;    /* timed spins' (learn_pace) */
+  uint64_t spin_pace;               /* their quotient << PACE_SHIFT */
   struct timed_hold timed[TIMED_HOLDS];  /* xp_prof_holds_timed of them */
   bool inside;                      /* in the profiler now */
   struct cached_entry *cache;       /* CACHE_SETS x CACHE_WAYS, or NULL */
@@ -771,13 +772,17 @@ xp_prof_woke (struct xp_prof_wait *w)
     w->woke = xp_prof_now ();
 }
 
-/* A spin of ROUNDS at T's pace, a round more for the looks around it. */
+/* A round's time in fractions of a nanosecond: the pace is divided out
+   when it is learnt, 1 wait in XP_PROF_SPIN_TIMED, so that the others
+   estimate theirs, inside their critical sections, with no division.  */
+#define PACE_SHIFT 10
+
+/* A spin of ROUNDS at T's pace, a round more for the looks around it;
+   0 until T has learnt one.  */
 static uint64_t
 spin_estimate (const struct prof_thread *t, unsigned rounds)
 {
-  if (t->spin_rounds == 0)
-    return 0;
-  return (rounds + 1ull) * t->spin_ns / t->spin_rounds;
+  return ((rounds + 1ull) * t->spin_pace) >> PACE_SHIFT;
 }
 
 /* A spin wait timed whole (NS, ROUNDS) adds to T's sums of time and
@@ -794,6 +799,7 @@ learn_pace (struct prof_thread *t, uint64_t ns, unsigned rounds)
     return;
   t->spin_ns = t->spin_ns - t->spin_ns / 8 + ns;
   t->spin_rounds = t->spin_rounds - t->spin_rounds / 8 + rounds + 1ull;
+  t->spin_pace = (t->spin_ns << PACE_SHIFT) / t->spin_rounds;
 }
 
 /* How long W waited, now that it ended: until its last wake, if it

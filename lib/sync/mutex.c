@@ -178,19 +178,26 @@ sleep_for_word (pthread_mutex_t *m, int kind, clockid_t clock,
   return 0;
 }
 
-/* M was just taken: whether its owner changed, for the profiler.  A
-   private mutex of the 0/1/2 word keeps its last owner in __list.__next,
+/* A private mutex of the 0/1/2 word, just taken: whether its owner
+   changed, for the profiler.  It keeps its last owner in __list.__next,
    a word that only robust mutexes use (the lock validator stamps
-   __prev); a shared mutex leaves its words to glibc's protocol, and the
-   profiler keeps its last owner.  */
+   __prev).  */
+static inline enum xp_prof_owner
+swap_owner (pthread_mutex_t *m)
+{
+  return xp_prof_owner_swap ((const void **) (void *)
+                             &m->__data.__list.__next);
+}
+
+/* The same for any kind: a shared mutex leaves its words to glibc's
+   protocol, and the profiler keeps its last owner.  */
 static inline enum xp_prof_owner
 prof_owner (pthread_mutex_t *m, int kind)
 {
   if (!xp_mutex_private (kind)
       || !xp_mutex_word_protocol (kind & ~XP_MUTEX_PROFILED))
     return XP_PROF_OWNER_UNKNOWN;
-  return xp_prof_owner_swap ((const void **) (void *)
-                             &m->__data.__list.__next);
+  return swap_owner (m);
 }
 
 /* The profiler watches M, found taken, from now on: a private mutex is
@@ -447,8 +454,11 @@ watched_plain (int kind)
 static __attribute__ ((noinline)) int
 lock_watched (pthread_mutex_t *m, int kind, const void *site)
 {
-  return acquire_word (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME, NULL,
-                       site, true);
+  int expected = 0;
+  if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
+    return xp_prof_mutex_acquired (m, site, swap_owner (m));
+  return acquire_word_slow (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME,
+                            NULL, site, true);
 }
 
 static __attribute__ ((noinline)) int
