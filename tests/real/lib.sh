@@ -11,7 +11,10 @@
 # reference: its failure is a broken harness or machine, exit 99), then
 # with libxpthread preloaded in each mode of $XP_REAL_MODES, checks that
 # every preloaded process announced the mode it was asked for, compares
-# the results and prints the time ratio xpthread/glibc.
+# the results and prints the time ratio xpthread/glibc: of the totals
+# over all rounds, and the median over rounds of the ratio within a
+# round (paired, so that a slow spell of the machine, which may last a
+# round, moves one ratio and not the result), with its range.
 #
 # Environment: XP_LIB (the library to preload), XP_REAL_MODES (default
 # "raw hosted"), XP_REAL_SUMMARY (a file that gets one line per mode),
@@ -228,6 +231,28 @@ real_sum ()
                  END { printf "%.2f\n", t }' "$T/$1.time"
 }
 
+# real_paired MODE FIELD: the ratios of MODE's time to glibc's round by
+# round, FIELD as real_sum's, as "median [lowest-highest]".
+real_paired ()
+{
+  awk -v f="$2" '
+    $1 == "XPROUND" { r = $2; next }
+    $1 == "XPTIME" { t[FILENAME == ARGV[1], r] += (f == 2 ? $2 : $3 + $4)
+                     seen[r] = 1 }
+    END {
+      n = 0
+      for (r in seen)
+        if (t[0, r] > 0) x[++n] = t[1, r] / t[0, r]
+      if (n == 0) { printf "-"; exit }
+      for (i = 2; i <= n; i++)          # insertion sort: a few rounds
+        for (j = i; j > 1 && x[j - 1] > x[j]; j--) {
+          v = x[j]; x[j] = x[j - 1]; x[j - 1] = v
+        }
+      m = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+      printf "%.2f [%.2f-%.2f]", m, x[1], x[n]
+    }' "$T/$1.time" "$T/glibc.time"
+}
+
 real_ratio ()
 {
   awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'
@@ -279,6 +304,7 @@ real_main ()
     [ $((round % 2)) = 0 ] && order=$(echo "$order" | tr ' ' '\n' | tac | tr '\n' ' ')
     for mode in $order; do
       echo "--- $real_name: $mode (round $round)"
+      echo "XPROUND $round" >> "$T/$mode.time"
       if ! real_once "$mode" round; then
         [ "$mode" = glibc ] && { echo "ERROR: $real_name fails with glibc's threads"; exit 99; }
         failed="$failed $mode"
@@ -293,6 +319,8 @@ real_main ()
     line=$(printf '%-10s %-6s %s wall %6.2f s (%s x glibc) cpu %6.2f s (%s x glibc)' \
              "$real_name" "$mode" $ok "$wall" "$(real_ratio "$wall" "$gwall")" \
              "$cpu" "$(real_ratio "$cpu" "$gcpu")")
+    [ "$mode" = glibc ] ||
+      line="$line; paired wall $(real_paired "$mode" 2) cpu $(real_paired "$mode" 3)"
     echo "$line"
     [ -n "${XP_REAL_SUMMARY:-}" ] && echo "$line" >> "$XP_REAL_SUMMARY"
   done
