@@ -13,9 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* How long the scale is measured for: its error is the clock's
-   resolution over this.  */
-#define CALIBRATION_NS 2000000
+/* How long the scale is measured for, at the start of every profiled
+   process: its error is how far apart the two clocks were read, at each
+   end, over this.  */
+#define CALIBRATION_NS 200000
+/* Readings of both clocks with the counter read this many cycles apart
+   or less around the monotonic clock (a call into the vDSO takes about a
+   hundred) were not interrupted: 0.1% of CALIBRATION_NS at 2.5 GHz at
+   worst.  */
+#define CLOSE_CYCLES 1000
+#define READING_TRIES 16
 
 static uint64_t cycles_base, ns_base;
 /* Nanoseconds per cycle, times 2^32; 0: read CLOCK_MONOTONIC.  */
@@ -30,6 +37,27 @@ monotonic_ns (void)
 }
 
 #ifdef XP_CPU_HAS_CYCLES
+/* Both clocks at one moment: the monotonic clock, and the counter half
+   way between a read before it and one after, from the try where the
+   two reads were closest (the thread may lose its CPU in between).  */
+static void
+read_both (uint64_t *ns, uint64_t *cycles)
+{
+  uint64_t closest = UINT64_MAX;
+  for (int try = 0; try < READING_TRIES && closest > CLOSE_CYCLES; try++)
+    {
+      uint64_t before = xp_cpu_cycles ();
+      uint64_t t = monotonic_ns ();
+      uint64_t apart = xp_cpu_cycles () - before;
+      if (apart < closest)
+        {
+          closest = apart;
+          *ns = t;
+          *cycles = before + apart / 2;
+        }
+    }
+}
+
 /* Whether the kernel's clocksource is the time stamp counter.  */
 static bool
 kernel_trusts_cycles (void)
@@ -53,14 +81,12 @@ xp_prof_clock_init (void)
 #ifdef XP_CPU_HAS_CYCLES
   if (!kernel_trusts_cycles ())
     return;
-  uint64_t t0 = monotonic_ns (), c0 = xp_cpu_cycles (), t1, c1;
-  do
-    {
-      t1 = monotonic_ns ();
-      c1 = xp_cpu_cycles ();
-    }
-  while (t1 - t0 < CALIBRATION_NS);
-  if (c1 <= c0)
+  uint64_t t0, c0, t1, c1;
+  read_both (&t0, &c0);
+  while (monotonic_ns () - t0 < CALIBRATION_NS)
+    ;
+  read_both (&t1, &c1);
+  if (c1 <= c0 || t1 <= t0)
     return;
   cycles_base = c1;
   ns_base = t1;
