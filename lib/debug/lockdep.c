@@ -745,15 +745,16 @@ count_gated (struct xp_ld_summary *s)
 
 /* --- the entry points ---------------------------------------------------- */
 
-/* Enter lockdep; NULL when the thread is inside it already, or holds
-   the fork lock table, ours among them (fork-locks.h).  */
+/* Enter lockdep; NULL when the thread is inside it already, or when a
+   fork takes or holds the fork lock table, ours among them
+   (fork-locks.h).  */
 static struct ld_thread *
 enter (void)
 {
   struct ld_thread *t = ld_self;
-  if ((t != NULL && t->inside) || xp_fork_locks_mine)
+  if ((t != NULL && t->inside) || xp_fork_locks_mine
+      || !xp_fork_lock_for_hook (&ld_lock))
     return NULL;
-  xp_lock (&ld_lock);
   t = thread_state ();
   if (t == NULL)
     {

@@ -141,11 +141,14 @@ class_for_key (const void *key, enum xp_prof_origin origin)
   return classes_n++;
 }
 
-/* Give LOCK, first contended at SITE, its class.  */
+/* Give LOCK, first contended at SITE, its class; 0 where the table of
+   classes is full, or while a fork holds the profiler's lock (this
+   contention is then not counted).  */
 static uint32_t
 classify (struct xp_prof_lock *lock, const void *site)
 {
-  xp_lock (&prof_lock);
+  if (!xp_fork_lock_for_hook (&prof_lock))
+    return 0;
   uint32_t id = lock->class_id;
   if (id == 0)
     {
@@ -255,10 +258,12 @@ thread_alloc (struct prof_thread *t, size_t size)
   return p;
 }
 
+/* NULL where memory ran out, or while a fork holds the profiler's lock.  */
 static struct prof_thread *
 new_thread (void)
 {
-  xp_lock (&prof_lock);
+  if (!xp_fork_lock_for_hook (&prof_lock))
+    return NULL;
   struct prof_thread *t = free_threads;
   if (t != NULL)
     free_threads = t->next_free;

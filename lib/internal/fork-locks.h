@@ -104,9 +104,19 @@ XP_FORK_LOCKS (XP_FORK_DECLARE)
                   #entry " is in XP_FORK_LOCKS"); \
   xp_lock_t *const xp_fork_lock_##entry = &name
 
-/* Take every lock of the table in order; release them all.  */
+/* Take every lock of the table in order; release them all (IN_CHILD:
+   in the child of the fork, where no other thread is left).  */
 void xp_fork_locks_take (void) XP_HIDDEN;
-void xp_fork_locks_release (void) XP_HIDDEN;
+void xp_fork_locks_release (bool in_child) XP_HIDDEN;
+
+/* Take LOCK, a lock of the table, for a hook of the lock debugging
+   tools, which run inside the program's locks; false, without it, while
+   a fork takes or holds the table.  The fork handlers that run after
+   ours in the forking thread (those registered before it, as
+   jemalloc's) take the program's locks: a hook that waited for the
+   table, its caller holding one of them, would wait for ever.  The hook
+   lets its event through unchecked and uncounted instead.  */
+bool xp_fork_lock_for_hook (xp_lock_t *lock) XP_HIDDEN;
 
 /* True in the thread that holds the table (the forking one) from the
    end of xp_fork_locks_take to the start of xp_fork_locks_release.  In

@@ -17,6 +17,15 @@ xp_futex_wait (int *word, int expected, bool private_)
   return (int) xp_syscall4 (SYS_futex, word, op, expected, 0);
 }
 
+/* The same, for at most TIMEOUT (relative).  */
+static inline int
+xp_futex_wait_for (int *word, int expected, const struct timespec *timeout,
+                   bool private_)
+{
+  int op = FUTEX_WAIT | (private_ ? FUTEX_PRIVATE_FLAG : 0);
+  return (int) xp_syscall4 (SYS_futex, word, op, expected, timeout);
+}
+
 /* Wait with an absolute timeout measured on clock (CLOCK_REALTIME or
    CLOCK_MONOTONIC); abstime NULL waits for ever.  */
 static inline int

@@ -12,3 +12,22 @@ xp_lock_slow (xp_lock_t *lock)
       xp_futex_wait (&lock->word, 2, true);
     }
 }
+
+/* A stop set while the waiter sleeps is seen within a slice: nothing
+   need wake it.  */
+bool
+xp_lock_unless (xp_lock_t *lock, const int *stop)
+{
+  static const struct timespec slice = { 0, 1000000 };
+  int expected = 0;
+  if (xp_likely (xp_cas (&lock->word, &expected, 1)))
+    return true;
+  while (xp_exchange_acquire (&lock->word, 2) != 0)
+    {
+      if (xp_load_acquire (stop) != 0)
+        return false;
+      XP_PROBE (lll_lock_wait_private, &lock->word);
+      xp_futex_wait_for (&lock->word, 2, &slice, true);
+    }
+  return true;
+}

@@ -9,7 +9,10 @@
    unlock: exchange in 0; if the old value was 2, wake one sleeper.
    No wake-up is lost: a sleeper only sleeps while the word is 2, and any
    unlock that follows a 2 being written issues a wake; FUTEX_WAIT rechecks
-   the value atomically with going to sleep.  */
+   the value atomically with going to sleep.
+   xp_lock_unless waits the same way, in slices of at most a millisecond,
+   and gives up (leaving the 2 it wrote, which costs the holder's unlock
+   at most a needless wake) once a word it is given is no longer 0.  */
 #ifndef XP_INTERNAL_LOCK_H
 #define XP_INTERNAL_LOCK_H
 
@@ -19,6 +22,9 @@ typedef struct { int word; } xp_lock_t;
 #define XP_LOCK_INIT { 0 }
 
 void xp_lock_slow (xp_lock_t *lock) XP_HIDDEN;
+/* Take LOCK unless *STOP is nonzero while it is held; returns whether
+   it took it.  */
+bool xp_lock_unless (xp_lock_t *lock, const int *stop) XP_HIDDEN;
 
 static inline void
 xp_lock (xp_lock_t *lock)

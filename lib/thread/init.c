@@ -30,7 +30,7 @@ before_fork (void)
 static void
 after_fork_parent (void)
 {
-  xp_fork_locks_release ();
+  xp_fork_locks_release (false);
 }
 
 unsigned xp_fork_generation;
@@ -51,7 +51,7 @@ after_fork_child (void)
   xp_unlock (&self->exit_lock);
   xp_unlock (&self->sched_lock);
   xp_block_cache_after_fork_child ();
-  xp_fork_locks_release ();
+  xp_fork_locks_release (true);
 }
 
 static void __attribute__ ((constructor))
