@@ -26,6 +26,13 @@ pause_ms (long ms)
 static void *
 holder (void *arg)
 {
+  /* A mutex initialised first: the tools know this thread from then on,
+     so that their hooks below go further than their first lock.  */
+  pthread_mutex_t first;
+  pthread_mutex_init (&first, NULL);
+  pthread_mutex_lock (&first);
+  pthread_mutex_unlock (&first);
+  pthread_mutex_destroy (&first);
   pthread_mutex_lock (late_mutex);
   atomic_store (&holding, 1);
   while (!atomic_load (preparing))

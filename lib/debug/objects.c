@@ -237,7 +237,8 @@ in_wrapper (const void *pc)
 const void *
 xp_objects_program_site (const void *site)
 {
-  xp_lock (&objects_lock);
+  if (!xp_fork_lock_for_hook (&objects_lock))
+    return site;
   refresh ();
   bool wrapped = site != NULL && in_wrapper (site);
   xp_unlock (&objects_lock);
@@ -245,7 +246,8 @@ xp_objects_program_site (const void *site)
     return site;
   struct xp_stack stack;
   xp_objects_capture_stack (&stack);
-  xp_lock (&objects_lock);
+  if (!xp_fork_lock_for_hook (&objects_lock))
+    return site;
   for (unsigned i = 0; i < stack.depth; i++)
     if (!in_wrapper (stack.pc[i]))
       {

@@ -34,7 +34,9 @@ bool xp_objects_static (const void *addr) XP_HIDDEN;
 bool xp_objects_own (const void *pc) XP_HIDDEN;
 
 /* SITE, or when it lies in xpthread or a library that wraps its locks
-   (libstdc++), the first caller outside.  */
+   (libstdc++), the first caller outside; SITE itself while a fork holds
+   the objects' lock (the profiler calls it from a lock's
+   initialisation, inside the program's locks: fork-locks.h).  */
 const void *xp_objects_program_site (const void *site) XP_HIDDEN;
 
 /* The frames of the calling thread from the first one outside
