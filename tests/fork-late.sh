@@ -1,6 +1,6 @@
 #!/bin/sh
 # A fork whose late handler (registered before xpthread's, as jemalloc's
-# is when preloaded first) waits for a mutex held by a thread that is
+# is, at its first allocation) waits for a mutex held by a thread that is
 # inside the lock debugging tools' hooks: with lockdep and with the
 # profiler, raw and hosted, the fork and the thread must end (a hang is
 # killed after 30 s).  Preload only: the handler must be registered
