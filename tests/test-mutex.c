@@ -2073,7 +2073,8 @@ END_TEST
    cases run again in a fresh copy of this program under other settings:
    up to three waiters may spin on one lock, for up to ten times longer, and
    either looks at the word after every round or with gaps up to the
-   largest allowed, or asks for a turn at once, or never.  */
+   largest allowed, or asks for a turn at once, or never; or waiters look
+   at once, or start very late.  */
 static const char *const spin_settings[][4] = {
   { "XPTHREAD_SPIN_BACKOFF=1", "XPTHREAD_SPIN_MAX=2000",
     "XPTHREAD_SPINNERS=3", NULL },
@@ -2082,6 +2083,8 @@ static const char *const spin_settings[][4] = {
   { "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=2000",
     "XPTHREAD_SPINNERS=3", NULL },
   { "XPTHREAD_SPIN_TURN=0", NULL, NULL, NULL },
+  { "XPTHREAD_SPIN_LATE=0", NULL, NULL, NULL },
+  { "XPTHREAD_SPIN_LATE=16000", "XPTHREAD_SPINNERS=3", NULL, NULL },
 };
 #define N_SPIN_SETTINGS \
   (int) (sizeof spin_settings / sizeof spin_settings[0])
@@ -2813,6 +2816,98 @@ START_TEST (cond_queue_with_glibc_process)
 }
 END_TEST
 
+/* ---- starting late -------------------------------------------------- */
+
+#define LATE_ONLY_ARG "--late-only"
+#define LATE_ROUNDS 16000
+
+static long
+monotonic_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* How long ROUNDS pause instructions (the library's cpu_relax) take
+   here: the shortest of three tries.  */
+static long
+pause_rounds_ns (int rounds)
+{
+  long best = LONG_MAX;
+  for (int try = 0; try < 3; try++)
+    {
+      long start = monotonic_ns ();
+      for (int n = 0; n < rounds; n++)
+        __builtin_ia32_pause ();
+      long took = monotonic_ns () - start;
+      best = took < best ? took : best;
+    }
+  return best;
+}
+
+struct late_waiter
+{
+  pthread_mutex_t *m;
+  int calling;
+};
+
+static void *
+lock_after_saying_so (void *arg)
+{
+  struct late_waiter *w = arg;
+  __atomic_store_n (&w->calling, 1, __ATOMIC_RELEASE);
+  return lock_and_unlock (w->m);
+}
+
+/* Under XPTHREAD_SPIN_LATE=LATE_ROUNDS (run in a fresh copy of this
+   program) a waiter that finds the mutex held lets that many rounds pass
+   before it joins the lock's spinners or sleeps: until then neither the
+   spin state nor the word shows it.  The holder watches from another
+   CPU; a waiter that loses its CPU only shows itself later.  */
+START_TEST (waiter_starts_late)
+{
+  pthread_mutex_t m;
+  ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
+  pthread_attr_t attr = on_two_cpus ();
+  long late_ns = pause_rounds_ns (LATE_ROUNDS);
+  ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+  struct late_waiter w = { &m, 0 };
+  pthread_t waiter;
+  ck_assert_int_eq (pthread_create (&waiter, &attr, lock_after_saying_so, &w),
+                    0);
+  ck_assert_int_eq (pthread_attr_destroy (&attr), 0);
+  while (!__atomic_load_n (&w.calling, __ATOMIC_ACQUIRE))
+    ;
+  long called = monotonic_ns ();
+  struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 2000);
+  bool shown = false;
+  while (!shown && !time_reached (CLOCK_MONOTONIC, &deadline))
+    shown = (spin_state (&m) >> SPINNERS_SHIFT) != 0 || (lock_word (&m) & 2);
+  long after = monotonic_ns () - called;
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  join_or_fail (waiter);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+  ck_assert_msg (shown, "the waiter neither spun nor slept within 2 s");
+  ck_assert_msg (after >= late_ns / 4, "the waiter showed itself after %ld "
+                 "ns, not letting %d rounds (%ld ns) pass first", after,
+                 LATE_ROUNDS, late_ns);
+}
+END_TEST
+
+START_TEST (start_late)
+{
+  cpu_set_t cpus;
+  ck_assert_int_eq (sched_getaffinity (0, sizeof cpus, &cpus), 0);
+  if (CPU_COUNT (&cpus) < 2)
+    return;   /* one CPU: nobody spins, nor starts late */
+  static const char *const settings[] = { "XPTHREAD_SPIN_LATE=16000", NULL };
+  int status = rerun_under (LATE_ONLY_ARG, settings);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "the late start test: status %#x", status);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------ */
 
 static TCase *
@@ -2849,6 +2944,11 @@ suite_for_rerun (const char *arg)
     {
       s = suite_create ("mutex-turn");
       add_case (s, "turn", spinner_gets_its_turn, 30);
+    }
+  else if (strcmp (arg, LATE_ONLY_ARG) == 0)
+    {
+      s = suite_create ("mutex-late");
+      add_case (s, "late", waiter_starts_late, 30);
     }
   return s;
 }
@@ -2912,6 +3012,7 @@ main (int argc, char **argv)
   add_case (s, "turn", turn_when_asked, 60);
   add_case (s, "spin-failing", failing_spins_stop, 30);
   add_case (s, "spin-one-per-lock", one_spinner_per_lock, 30);
+  add_case (s, "spin-late", start_late, 30);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
   add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
                  30);

@@ -12,7 +12,8 @@
         the next unlock
      8  TURN_TIMED: the holder took the lock by a turn and times its hold
    lock:    CAS 0 -> 1.  Failing that, spin if the spin policy allows
-            (spin-policy.c: how many spin, and for how long) trying CAS
+            (spin-policy.c: how late a spin starts, how many spin, and for
+            how long) trying CAS
             0 -> 1 whenever the word reads 0; where the lock's hold
             estimate allows, after XPTHREAD_SPIN_TURN rounds CAS v -> v|4
             once (v held), look at every round from then on, and take a

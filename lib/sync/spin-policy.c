@@ -10,10 +10,11 @@
    - the waiter does not run SCHED_FIFO or SCHED_RR, where a spinning
      waiter can keep the owner off the CPU they share;
    - no other thread spins on the same lock (XPTHREAD_SPINNERS per lock):
-     the others sleep at once.  Every look at a held lock's word pulls its
-     cache line away from the owner, whose unlock must fetch it back, so
-     each spinner beyond the first slows the owner down more than it
-     shortens the wait, the more so the more cores there are.  Spinners
+     the others sleep (after starting late, below).  Every look at a
+     held lock's word pulls its cache line away from the owner, whose
+     unlock must fetch it back, so each spinner beyond the first slows
+     the owner down more than it shortens the wait, the more so the more
+     cores there are.  Spinners
      are counted in the lock itself (a 16-bit spin state, spin-policy.h),
      so that no word shared by all locks is written on a lock path;
    - spins on this lock have been paying: each lock keeps an estimate of
@@ -31,6 +32,13 @@
      writer's exit learn their bound the same way, but each spin that
      ends empty pushes the estimate only an eighth of the way: what they
      wait for comes when another thread gets round to it;
+   - a mutex waiter starts late: it lets XPTHREAD_SPIN_LATE rounds pass
+     before its first look, touching nothing, and only then joins the
+     spinners or sleeps.  A lock that is retaken at every release is
+     fastest left to its owner, on whose CPU its line and data stay; and
+     a waiter that neither looks nor sleeps costs the owner nothing,
+     where a sleeper makes each of its unlocks a wake.  A thread
+     relocking after a condition wait starts at once;
    - the spin is read-only while the lock is held (a CAS only when the
      word reads 0), and the gap between two looks doubles from one round
      up to max_backoff rounds, with a random part, so that a lock held at
@@ -58,6 +66,9 @@
      XPTHREAD_SPIN_BACKOFF=<n>   largest gap between two looks, in rounds,
                                  1 to 1024, rounded down to a power of two
                                  (default about 1.5 us; 1: no gaps)
+     XPTHREAD_SPIN_LATE=<n>      rounds a mutex waiter lets pass before
+                                 its first look, 0 to 16000 (default about
+                                 6 us; 0: none)
      XPTHREAD_SPIN_TURN=<n>      rounds after which a mutex spinner may
                                  ask for a turn, 0 to 16000 (default about
                                  1.5 us; 0: never)
@@ -83,6 +94,7 @@
 #define XP_MAX_MAX_BACKOFF 1024
 #define XP_DEFAULT_TURN_AFTER 64
 #define XP_DEFAULT_TURN_WAIT 64
+#define XP_DEFAULT_START_LATE 256
 #define XP_CALIBRATION_ROUNDS 64
 #define XP_DEFAULT_PER_LOCK 1
 #define XP_MAX_PER_LOCK 3    /* what the spin state's two bits count */
@@ -186,6 +198,10 @@ xp_spin_policy_init (void)
     "XPTHREAD_SPIN_TURN",
     scaled (XP_DEFAULT_TURN_AFTER, calibration, XP_MAX_MAX_SPINS), 0,
     XP_MAX_MAX_SPINS);
+  xp_spin_config.start_late = (int) xp_env_number (
+    "XPTHREAD_SPIN_LATE",
+    scaled (XP_DEFAULT_START_LATE, calibration, XP_MAX_MAX_SPINS), 0,
+    XP_MAX_MAX_SPINS);
   xp_spin_config.turn_wait = (int) scaled (XP_DEFAULT_TURN_WAIT, calibration,
                                            XP_MAX_MAX_SPINS);
   bool spin = xp_env_number ("XPTHREAD_SPIN", 1, 0, 1) != 0
@@ -193,9 +209,10 @@ xp_spin_policy_init (void)
   xp_spin_config.per_lock = spin ? (int) xp_env_number (
     "XPTHREAD_SPINNERS", XP_DEFAULT_PER_LOCK, 1, XP_MAX_PER_LOCK) : 0;
   if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
-    xp_warn ("spin policy: %d per lock, at most %d rounds of %ld ns, gaps "
-             "up to %d, turns after %d", xp_spin_config.per_lock,
-             xp_spin_config.max_spins,
+    xp_warn ("spin policy: %d per lock, at most %d rounds of %ld ns, "
+             "starting after %d, gaps up to %d, turns after %d",
+             xp_spin_config.per_lock, xp_spin_config.max_spins,
              calibration == LONG_MAX ? 0 : calibration / XP_CALIBRATION_ROUNDS,
-             xp_spin_config.max_backoff, xp_spin_config.turn_after);
+             xp_spin_config.start_late, xp_spin_config.max_backoff,
+             xp_spin_config.turn_after);
 }

@@ -13,6 +13,7 @@ struct xp_spin_config
   int max_backoff;    /* largest gap between two looks at the word */
   int turn_after;     /* rounds before a spinner asks for a turn; 0: never */
   int turn_wait;      /* rounds an unlock leaves the word to the asker */
+  int start_late;     /* rounds a mutex waiter lets pass before it looks */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
@@ -174,22 +175,49 @@ xp_turn_allowed (const short *hold)
          || self->turn_considered++ % XP_TURN_SAMPLE == 0;
 }
 
+/* A mutex waiter that found the lock held lets start_late rounds pass
+   before it first looks at the word or joins the lock's spinners, unless
+   spins on the lock do not pay (then it goes to join, which lets it probe
+   or sends it to sleep).  Meanwhile it neither pulls the lock's line away
+   from the owner, who keeps taking the lock back on its own CPU, nor
+   sleeps, which would make every unlock a wake.  Returns the rounds
+   spent.  */
+static inline int
+xp_spin_start_late (const unsigned short *state)
+{
+  int rounds = xp_spin_config.start_late;
+  if ((int) (xp_load_relaxed (state) & XP_SPIN_ESTIMATE_MASK)
+      >= xp_spin_config.max_spins)
+    return 0;
+  for (int n = rounds; n > 0; n--)
+    xp_cpu_relax ();
+  return rounds;
+}
+
 /* Spin until *word reads 0 and is swapped to locked, within a bound
    learnt per lock: the spin gives up after twice the lock's estimate
    plus a margin, at most max_spins rounds, or exactly BOUND rounds when
-   BOUND is not 0 (then the estimate is left as it was).  Given a hold
+   BOUND is not 0 (then the estimate is left as it was, and the spin
+   starts at once: a thread relocking after a condition wait was sent for,
+   often by the holder, whose unlock follows).  Otherwise it starts late
+   (xp_spin_start_late).  Given a hold
    estimate (private mutexes), a spinner still out of luck after
    turn_after rounds sets XP_TURN_ASKED in the held word, asking the
    owner's unlock to leave it the lock (mutex.c), then looks at every
    round for up to max_spins more; if it gets the lock that way it marks
    it XP_TURN_TIMED.  Returns true when the lock was taken; false also
-   when it may not spin (xp_spin_join).  *ROUNDS: the rounds it spun.  */
+   when it may not spin (xp_spin_join).  *ROUNDS: the rounds it spun or
+   let pass.  */
 static inline bool
 xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
                   int bound, unsigned *rounds)
 {
   *rounds = 0;
+  if (!xp_spin_allowed ())
+    return false;
+  int late = bound == 0 ? xp_spin_start_late (state) : 0;
   int est = xp_spin_join (state);
+  *rounds = (unsigned) late;
   if (est < 0)
     return false;
   int limit = bound != 0 ? bound : 2 * est + 10;
@@ -240,7 +268,7 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
   xp_spin_leave (state, bound != 0 ? est
                    : xp_spin_learn (est, n, !taken && !changed,
                                     XP_SPIN_MUTEX_VAIN_SHIFT));
-  *rounds = (unsigned) n;
+  *rounds += (unsigned) n;
   return taken;
 }
 
