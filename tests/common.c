@@ -1,10 +1,14 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void
 require_bound_to_xpthread (const char *name, void *address)
@@ -57,10 +61,92 @@ xp_test_seconds_since (const struct timespec *start)
          + (double) (now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+double
+xp_test_pause_seconds (int rounds)
+{
+  double best = 1e9;
+  for (int try = 0; try < 3; try++)
+    {
+      struct timespec start;
+      clock_gettime (CLOCK_MONOTONIC, &start);
+      for (int n = 0; n < rounds; n++)
+        __builtin_ia32_pause ();
+      double took = xp_test_seconds_since (&start);
+      best = took < best ? took : best;
+    }
+  return best;
+}
+
 int
 xp_test_storm_seconds (int fallback)
 {
   const char *s = getenv ("XP_STORM_SECONDS");
   int n = s != NULL ? atoi (s) : 0;
   return n > 0 ? n : fallback;
+}
+
+pid_t
+xp_test_spawn (const char *path, char *const argv[], char **env)
+{
+  fflush (NULL);
+  pid_t pid = fork ();
+  ck_assert_int_ge (pid, 0);
+  if (pid == 0)
+    {
+      execve (path, argv, env);
+      _exit (127);
+    }
+  free (env);
+  return pid;
+}
+
+char **
+xp_test_environment_without (const char *const drop[], size_t extra,
+                             size_t *used)
+{
+  extern char **environ;
+  size_t n = 0;
+  while (environ[n] != NULL)
+    n++;
+  char **env = calloc (n + extra + 1, sizeof *env);
+  ck_assert_ptr_nonnull (env);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      bool keep = true;
+      for (int d = 0; drop[d] != NULL; d++)
+        keep &= strncmp (environ[i], drop[d], strlen (drop[d])) != 0;
+      if (keep)
+        env[k++] = environ[i];
+    }
+  *used = k;
+  return env;
+}
+
+int
+xp_test_wait_child (pid_t pid)
+{
+  int status;
+  pid_t got;
+  do
+    got = waitpid (pid, &status, 0);
+  while (got < 0 && errno == EINTR);
+  ck_assert_int_eq (got, pid);
+  return status;
+}
+
+int
+xp_test_rerun (const char *arg, const char *const settings[])
+{
+  static const char *const drop[] = { "XPTHREAD_SPIN", "CK_RUN_", NULL };
+  size_t k;
+  char **env = xp_test_environment_without (drop, 3, &k);
+  for (int i = 0; i < 3 && settings[i] != NULL; i++)
+    env[k++] = (char *) settings[i];
+  char self[4096];
+  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
+  ck_assert_int_gt (len, 0);
+  self[len] = '\0';
+  char *argv[] = { self, (char *) arg, NULL };
+  return xp_test_wait_child (xp_test_spawn (self, argv, env));
 }

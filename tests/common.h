@@ -3,6 +3,8 @@
 #define XP_TESTS_COMMON_H
 
 #include <check.h>
+#include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -17,9 +19,32 @@ void xp_test_require_xpthread (void);
 /* Seconds on CLOCK_MONOTONIC since *START.  */
 double xp_test_seconds_since (const struct timespec *start);
 
+/* Seconds that ROUNDS pause instructions (the library's cpu_relax)
+   take here: the shortest of three tries.  */
+double xp_test_pause_seconds (int rounds);
+
 /* The storm length make stress asks for (XP_STORM_SECONDS), FALLBACK
    when it asks nothing.  */
 int xp_test_storm_seconds (int fallback);
+
+/* Run PATH with ARGV and ENV in a child and return its pid; ENV
+   (malloc'ed) is freed.  */
+pid_t xp_test_spawn (const char *path, char *const argv[], char **env);
+
+/* A malloc'ed copy of the environment without the variables starting
+   with one of DROP (NULL-terminated), with room for EXTRA more entries;
+   *USED is how many it holds.  */
+char **xp_test_environment_without (const char *const drop[], size_t extra,
+                                    size_t *used);
+
+/* Wait for the child PID; its wait status.  */
+int xp_test_wait_child (pid_t pid);
+
+/* This program run again with ARG, with SETTINGS (at most 3, NULL
+   ends them early) in place of the XPTHREAD_SPIN variables of the
+   environment: the spin policy is read once, at start-up.  Its wait
+   status.  */
+int xp_test_rerun (const char *arg, const char *const settings[]);
 
 /* Run the suite (fork mode, per-test timeouts set by the suite) and return
    the process exit status.  Every suite's main() is this call.  */

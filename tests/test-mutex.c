@@ -87,59 +87,6 @@ start_thread (void *(*fn) (void *), void *arg)
   return t;
 }
 
-/* Run PATH with ARGV and ENV in a child; ENV (malloc'ed) is freed.  */
-static pid_t
-spawn (const char *path, char *const argv[], char **env)
-{
-  fflush (NULL);
-  pid_t pid = fork ();
-  ck_assert_int_ge (pid, 0);
-  if (pid == 0)
-    {
-      execve (path, argv, env);
-      _exit (127);
-    }
-  free (env);
-  return pid;
-}
-
-/* A malloc'ed copy of the environment without the variables starting
-   with one of DROP (NULL-terminated), with room for EXTRA more entries;
-   *USED is how many it holds.  */
-static char **
-environment_without (const char *const drop[], size_t extra, size_t *used)
-{
-  extern char **environ;
-  size_t n = 0;
-  while (environ[n] != NULL)
-    n++;
-  char **env = calloc (n + extra + 1, sizeof *env);
-  ck_assert_ptr_nonnull (env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      bool keep = true;
-      for (int d = 0; drop[d] != NULL; d++)
-        keep &= strncmp (environ[i], drop[d], strlen (drop[d])) != 0;
-      if (keep)
-        env[k++] = environ[i];
-    }
-  *used = k;
-  return env;
-}
-
-static int
-wait_child (pid_t pid)
-{
-  int status;
-  pid_t got;
-  do
-    got = waitpid (pid, &status, 0);
-  while (got < 0 && errno == EINTR);
-  ck_assert_int_eq (got, pid);
-  return status;
-}
-
 /* Spin (politely) until *FLAG is set, with a watchdog.  */
 static bool
 await_flag (const int *flag)
@@ -962,7 +909,7 @@ START_TEST (robust_owner_process_killed)
                              .unlock = -1 };
   pthread_t waiter = start_thread (lock_recover, &w);
   ck_assert_int_eq (kill (pid, SIGKILL), 0);
-  int status = wait_child (pid);
+  int status = xp_test_wait_child (pid);
   ck_assert (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL);
   join_or_fail (waiter);
   ck_assert_int_eq (w.result, EOWNERDEAD);
@@ -1237,7 +1184,7 @@ START_TEST (robust_fork_child_list)
   if (pid == 0)
     _exit (pthread_mutex_trylock (&m[0]) == EBUSY
            && pthread_mutex_lock (&m[1]) == 0 ? 0 : 1);
-  int status = wait_child (pid);
+  int status = xp_test_wait_child (pid);
   ck_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0);
   ck_assert_int_eq (pthread_mutex_unlock (&m[0]), 0);
   ck_assert_int_eq (pthread_mutex_lock (&m[1]), EOWNERDEAD);
@@ -1879,7 +1826,7 @@ START_TEST (pshared_between_forked_processes)
   if (pid == 0)
     _exit (count_under (s, SHARED_ROUNDS) == 0 ? 0 : 1);
   ck_assert_int_eq (count_under (s, SHARED_ROUNDS), 0);
-  int status = wait_child (pid);
+  int status = xp_test_wait_child (pid);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                  "child status %#x", status);
   ck_assert_int_eq (s->counter, 2 * SHARED_ROUNDS);
@@ -2090,28 +2037,10 @@ static const char *const spin_settings[][4] = {
   (int) (sizeof spin_settings / sizeof spin_settings[0])
 #define STRESS_ONLY_ARG "--stress-only"
 
-/* This program run again with ARG, with SETTINGS (at most 3) in place of
-   the XPTHREAD_SPIN variables of the environment; its wait status.  */
-static int
-rerun_under (const char *arg, const char *const settings[])
-{
-  static const char *const drop[] = { "XPTHREAD_SPIN", "CK_RUN_", NULL };
-  size_t k;
-  char **env = environment_without (drop, 3, &k);
-  for (int i = 0; i < 3 && settings[i] != NULL; i++)
-    env[k++] = (char *) settings[i];
-  char self[4096];
-  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
-  ck_assert_int_gt (len, 0);
-  self[len] = '\0';
-  char *argv[] = { self, (char *) arg, NULL };
-  return wait_child (spawn (self, argv, env));
-}
-
 /* Looped over spin_settings.  */
 START_TEST (stress_under_spin_settings)
 {
-  int status = rerun_under (STRESS_ONLY_ARG, spin_settings[_i]);
+  int status = xp_test_rerun (STRESS_ONLY_ARG, spin_settings[_i]);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                  "stress with spin setting %d (%s...): status %#x", _i,
                  spin_settings[_i][0], status);
@@ -2233,7 +2162,7 @@ START_TEST (turn_when_asked)
   static const char *const settings[] = {
     "XPTHREAD_SPIN_TURN=1", "XPTHREAD_SPIN_MAX=16000", "XPTHREAD_SPINNERS=3",
   };
-  int status = rerun_under (TURN_ONLY_ARG, settings);
+  int status = xp_test_rerun (TURN_ONLY_ARG, settings);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                  "the turn test: status %#x", status);
 }
@@ -2472,7 +2401,7 @@ environment_without_preload (void)
 {
   static const char *const drop[] = { "LD_PRELOAD=", NULL };
   size_t used;
-  return environment_without (drop, 0, &used);
+  return xp_test_environment_without (drop, 0, &used);
 }
 
 /* Start tests/sync-peer on the area with the given command words.  */
@@ -2484,13 +2413,13 @@ spawn_peer (const struct peer_area *p, const char *command, const char *arg1,
   snprintf (fd_arg, sizeof fd_arg, "%d", p->fd);
   char *argv[] = { (char *) XP_SYNC_PEER, fd_arg, (char *) command,
                    (char *) arg1, (char *) arg2, NULL };
-  return spawn (XP_SYNC_PEER, argv, environment_without_preload ());
+  return xp_test_spawn (XP_SYNC_PEER, argv, environment_without_preload ());
 }
 
 static void
 assert_peer_succeeded (pid_t pid)
 {
-  int status = wait_child (pid);
+  int status = xp_test_wait_child (pid);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                  "sync-peer status %#x (exit %d; see tests/sync-peer.h)",
                  status, WIFEXITED (status) ? WEXITSTATUS (status) : -1);
@@ -2608,7 +2537,7 @@ START_TEST (robust_owner_death_with_glibc)
       ck_assert_int_eq (ok, 'y');
       close (fds[0]);
       ck_assert_int_eq (kill (pid, SIGKILL), 0);
-      wait_child (pid);
+      xp_test_wait_child (pid);
       assert_peer_succeeded (spawn_peer (&p, "recover", NULL, NULL));
     }
   ck_assert_int_eq (p.area->counter, 1);
@@ -2821,34 +2750,10 @@ END_TEST
 #define LATE_ONLY_ARG "--late-only"
 #define LATE_ROUNDS 16000
 
-static long
-monotonic_ns (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1000000000L + t.tv_nsec;
-}
-
-/* How long ROUNDS pause instructions (the library's cpu_relax) take
-   here: the shortest of three tries.  */
-static long
-pause_rounds_ns (int rounds)
-{
-  long best = LONG_MAX;
-  for (int try = 0; try < 3; try++)
-    {
-      long start = monotonic_ns ();
-      for (int n = 0; n < rounds; n++)
-        __builtin_ia32_pause ();
-      long took = monotonic_ns () - start;
-      best = took < best ? took : best;
-    }
-  return best;
-}
-
 struct late_waiter
 {
   pthread_mutex_t *m;
+  struct timespec called;   /* just before its lock */
   int calling;
 };
 
@@ -2856,6 +2761,7 @@ static void *
 lock_after_saying_so (void *arg)
 {
   struct late_waiter *w = arg;
+  clock_gettime (CLOCK_MONOTONIC, &w->called);
   __atomic_store_n (&w->calling, 1, __ATOMIC_RELEASE);
   return lock_and_unlock (w->m);
 }
@@ -2864,34 +2770,33 @@ lock_after_saying_so (void *arg)
    program) a waiter that finds the mutex held lets that many rounds pass
    before it joins the lock's spinners or sleeps: until then neither the
    spin state nor the word shows it.  The holder watches from another
-   CPU; a waiter that loses its CPU only shows itself later.  */
+   CPU.  The waiter reads the clock before it calls lock, so that neither
+   thread losing its CPU can make the wait look shorter than it was.  */
 START_TEST (waiter_starts_late)
 {
   pthread_mutex_t m;
   ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
   pthread_attr_t attr = on_two_cpus ();
-  long late_ns = pause_rounds_ns (LATE_ROUNDS);
+  double late = xp_test_pause_seconds (LATE_ROUNDS);
   ck_assert_int_eq (pthread_mutex_lock (&m), 0);
-  struct late_waiter w = { &m, 0 };
+  struct late_waiter w = { .m = &m };
   pthread_t waiter;
   ck_assert_int_eq (pthread_create (&waiter, &attr, lock_after_saying_so, &w),
                     0);
   ck_assert_int_eq (pthread_attr_destroy (&attr), 0);
   while (!__atomic_load_n (&w.calling, __ATOMIC_ACQUIRE))
     ;
-  long called = monotonic_ns ();
-  struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 2000);
   bool shown = false;
-  while (!shown && !time_reached (CLOCK_MONOTONIC, &deadline))
+  while (!shown && xp_test_seconds_since (&w.called) < 2)
     shown = (spin_state (&m) >> SPINNERS_SHIFT) != 0 || (lock_word (&m) & 2);
-  long after = monotonic_ns () - called;
+  double after = xp_test_seconds_since (&w.called);
   ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
   join_or_fail (waiter);
   ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
   ck_assert_msg (shown, "the waiter neither spun nor slept within 2 s");
-  ck_assert_msg (after >= late_ns / 4, "the waiter showed itself after %ld "
-                 "ns, not letting %d rounds (%ld ns) pass first", after,
-                 LATE_ROUNDS, late_ns);
+  ck_assert_msg (after >= late / 4, "the waiter showed itself after %.0f "
+                 "us, not letting %d rounds (%.0f us) pass first", after * 1e6,
+                 LATE_ROUNDS, late * 1e6);
 }
 END_TEST
 
@@ -2902,7 +2807,7 @@ START_TEST (start_late)
   if (CPU_COUNT (&cpus) < 2)
     return;   /* one CPU: nobody spins, nor starts late */
   static const char *const settings[] = { "XPTHREAD_SPIN_LATE=16000", NULL };
-  int status = rerun_under (LATE_ONLY_ARG, settings);
+  int status = xp_test_rerun (LATE_ONLY_ARG, settings);
   ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
                  "the late start test: status %#x", status);
 }
@@ -2930,7 +2835,7 @@ add_loop_case (Suite *s, const char *name, const TTest *test, int n,
   suite_add_tcase (s, tc);
 }
 
-/* The suite a copy of this program run by rerun_under runs, or NULL.  */
+/* The suite a copy of this program run by xp_test_rerun runs, or NULL.  */
 static Suite *
 suite_for_rerun (const char *arg)
 {

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -812,9 +813,91 @@ START_TEST (test_pshared)
 }
 END_TEST
 
-int
-main (void)
+/* ---- a writer starts late ---------------------------------------- */
+
+#define LATE_ONLY_ARG "--late-only"
+#define LATE_ROUNDS 16000
+#define WRITERS_WAITING_BIT 2u   /* of __readers, rwlock.c */
+
+struct late_writer
 {
+  pthread_rwlock_t *l;
+  struct timespec called;   /* just before its wrlock */
+  atomic_int calling;
+};
+
+static void *
+write_after_saying_so (void *arg)
+{
+  struct late_writer *w = arg;
+  clock_gettime (CLOCK_MONOTONIC, &w->called);
+  atomic_store (&w->calling, 1);
+  ck_assert_int_eq (pthread_rwlock_wrlock (w->l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (w->l), 0);
+  return NULL;
+}
+
+/* Under XPTHREAD_SPIN_LATE=LATE_ROUNDS (run in a fresh copy of this
+   program) a writer that finds the lock held lets that many rounds pass
+   before it spins and then marks itself waiting: until then the state
+   does not show it.  The writer reads the clock before it calls
+   wrlock, so that neither thread losing its CPU can make the wait look
+   shorter than it was.  */
+START_TEST (test_writer_starts_late)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  double late = xp_test_pause_seconds (LATE_ROUNDS);
+  ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
+  struct late_writer w = { .l = &l };
+  pthread_t writer;
+  ck_assert_int_eq (pthread_create (&writer, NULL, write_after_saying_so, &w),
+                    0);
+  while (!atomic_load (&w.calling))
+    ;
+  bool shown = false;
+  while (!shown && xp_test_seconds_since (&w.called) < 2)
+    shown = __atomic_load_n (&l.__data.__readers, __ATOMIC_RELAXED)
+            & WRITERS_WAITING_BIT;
+  double after = xp_test_seconds_since (&w.called);
+  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
+  ck_assert_int_eq (pthread_join (writer, NULL), 0);
+  ck_assert_msg (shown, "the writer did not wait within 2 s");
+  ck_assert_msg (after >= late / 4, "the writer showed itself after %.0f us, "
+                 "not letting %d rounds (%.0f us) pass first", after * 1e6,
+                 LATE_ROUNDS, late * 1e6);
+}
+END_TEST
+
+/* Spinning, and so starting late, needs two CPUs.  */
+START_TEST (test_start_late)
+{
+  cpu_set_t cpus;
+  ck_assert_int_eq (sched_getaffinity (0, sizeof cpus, &cpus), 0);
+  if (CPU_COUNT (&cpus) < 2)
+    return;
+  static const char *const settings[] = { "XPTHREAD_SPIN_LATE=16000", NULL };
+  int status = xp_test_rerun (LATE_ONLY_ARG, settings);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "the late start test: status %#x", status);
+}
+END_TEST
+
+static Suite *
+late_suite (void)
+{
+  Suite *s = suite_create ("rwlock-late");
+  TCase *tc = tcase_create ("late");
+  tcase_set_timeout (tc, TIMEOUT);
+  tcase_add_test (tc, test_writer_starts_late);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc > 1 && strcmp (argv[1], LATE_ONLY_ARG) == 0)
+    return xp_test_run (late_suite ());
   Suite *s = suite_create ("rwlock");
   TCase *tc = tcase_create ("api");
   tcase_set_timeout (tc, TIMEOUT);
@@ -834,6 +917,7 @@ main (void)
   tcase_add_test (tc, test_blocking);
   tcase_add_test (tc, test_destroy_held);
   tcase_add_test (tc, test_destroy_with_sleepers);
+  tcase_add_test (tc, test_start_late);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("slots");

@@ -51,9 +51,11 @@
               readers that stopped for it) and waits like a writer that
               found readers: a reader still inside may take the lock again
               recursively, which a reader-preferring lock must allow
-              before any writer.  The slow path is the readers' loop with
-              WRITERS_WAITING and the writers' sequence, entering when the
-              state and the slots hold nobody.  A writer that was woken
+              before any writer.  The slow path starts late (a few
+              microseconds touching nothing, spin-policy.c), then is the
+              readers' loop with WRITERS_WAITING and the writers'
+              sequence, entering when the state and the slots hold
+              nobody.  A writer that was woken
               from its sleep takes the lock with WRITERS_WAITING set,
               because the wake that reached it cleared that bit while
               other writers may still sleep.  A writer that has taken a
@@ -542,11 +544,14 @@ writer_may_enter (void *lock)
    spin outside the lock's count of spinners and learn no bound
    (xp_spin_until_shared): readers waiting for a writer all enter
    together, a writer waiting for readers to drain already has the lock,
-   and where writes are few so are the writers waiting at once.  */
+   and where writes are few so are the writers waiting at once.  A
+   writer waiting for the lock starts late, as a mutex waiter does;
+   readers, who enter together when a writer leaves, and a writer
+   draining the slots start at once.  */
 static bool
-spin_until (pthread_rwlock_t *rw, bool (*ready) (void *))
+spin_until (pthread_rwlock_t *rw, bool (*ready) (void *), bool late)
 {
-  return xp_spin_until_shared (ready, rw);
+  return xp_spin_until_shared (ready, rw, late);
 }
 
 /* The caller has just set WRITER in the lock word, which keeps new
@@ -563,7 +568,7 @@ claim_from_slots (pthread_rwlock_t *rw, bool may_spin)
   if (id == 0)
     return true;
   if (slots_empty (rw, id)
-      || (may_spin && spin_until (rw, no_reader_in_slots)))
+      || (may_spin && spin_until (rw, no_reader_in_slots, false)))
     {
       judge_slots (rw, id);
       return true;
@@ -588,7 +593,7 @@ rdlock_wait (pthread_rwlock_t *rw, clockid_t clock,
   if (holds_for_writing (rw))
     return EDEADLK;
   bool writer_pref = prefers_writers (rw);
-  spin_until (rw, reader_may_enter);
+  spin_until (rw, reader_may_enter, false);
   for (;;)
     {
       int seq = xp_load_acquire (readers_seq (rw));
@@ -664,7 +669,7 @@ wrlock_wait (pthread_rwlock_t *rw, clockid_t clock,
 {
   if (holds_for_writing (rw))
     return EDEADLK;
-  spin_until (rw, writer_may_enter);
+  spin_until (rw, writer_may_enter, true);
   unsigned keep = 0;   /* WRITERS_WAITING once a wake-up reached us */
   for (;;)
     {

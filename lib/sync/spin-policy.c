@@ -32,13 +32,14 @@
      writer's exit learn their bound the same way, but each spin that
      ends empty pushes the estimate only an eighth of the way: what they
      wait for comes when another thread gets round to it;
-   - a mutex waiter starts late: it lets XPTHREAD_SPIN_LATE rounds pass
-     before its first look, touching nothing, and only then joins the
-     spinners or sleeps.  A lock that is retaken at every release is
-     fastest left to its owner, on whose CPU its line and data stay; and
-     a waiter that neither looks nor sleeps costs the owner nothing,
-     where a sleeper makes each of its unlocks a wake.  A thread
-     relocking after a condition wait starts at once;
+   - a mutex waiter, and a writer waiting for a rwlock, starts late: it
+     lets XPTHREAD_SPIN_LATE rounds pass before its first look, touching
+     nothing, and only then spins or sleeps.  A lock that is retaken at
+     every release is fastest left to its owner, on whose CPU its line
+     and data stay; and a waiter that neither looks nor sleeps costs the
+     owner nothing, where a sleeper makes each of its unlocks a wake.  A
+     thread relocking after a condition wait, sent for, starts at once,
+     and so do readers waiting for a writer, who enter together;
    - the spin is read-only while the lock is held (a CAS only when the
      word reads 0), and the gap between two looks doubles from one round
      up to max_backoff rounds, with a random part, so that a lock held at
@@ -66,9 +67,9 @@
      XPTHREAD_SPIN_BACKOFF=<n>   largest gap between two looks, in rounds,
                                  1 to 1024, rounded down to a power of two
                                  (default about 1.5 us; 1: no gaps)
-     XPTHREAD_SPIN_LATE=<n>      rounds a mutex waiter lets pass before
-                                 its first look, 0 to 16000 (default about
-                                 6 us; 0: none)
+     XPTHREAD_SPIN_LATE=<n>      rounds a mutex waiter or rwlock writer
+                                 lets pass before its first look, 0 to
+                                 16000 (default about 6 us; 0: none)
      XPTHREAD_SPIN_TURN=<n>      rounds after which a mutex spinner may
                                  ask for a turn, 0 to 16000 (default about
                                  1.5 us; 0: never)

@@ -175,23 +175,30 @@ xp_turn_allowed (const short *hold)
          || self->turn_considered++ % XP_TURN_SAMPLE == 0;
 }
 
-/* A mutex waiter that found the lock held lets start_late rounds pass
-   before it first looks at the word or joins the lock's spinners, unless
-   spins on the lock do not pay (then it goes to join, which lets it probe
-   or sends it to sleep).  Meanwhile it neither pulls the lock's line away
-   from the owner, who keeps taking the lock back on its own CPU, nor
-   sleeps, which would make every unlock a wake.  Returns the rounds
-   spent.  */
+/* A waiter for exclusive ownership (a mutex, a rwlock's write side)
+   lets start_late rounds pass before it first looks at the lock, touching
+   nothing.  Meanwhile it neither pulls the lock's line away from the
+   owner, who keeps taking the lock back on its own CPU, nor sleeps,
+   which would make every unlock a wake.  Returns the rounds spent.  */
 static inline int
-xp_spin_start_late (const unsigned short *state)
+xp_spin_wait_late (void)
 {
   int rounds = xp_spin_config.start_late;
-  if ((int) (xp_load_relaxed (state) & XP_SPIN_ESTIMATE_MASK)
-      >= xp_spin_config.max_spins)
-    return 0;
   for (int n = rounds; n > 0; n--)
     xp_cpu_relax ();
   return rounds;
+}
+
+/* xp_spin_wait_late for a mutex, unless spins on it do not pay: then
+   the waiter goes straight to join, which lets it probe or sends it to
+   sleep.  */
+static inline int
+xp_spin_start_late (const unsigned short *state)
+{
+  if ((int) (xp_load_relaxed (state) & XP_SPIN_ESTIMATE_MASK)
+      >= xp_spin_config.max_spins)
+    return 0;
+  return xp_spin_wait_late ();
 }
 
 /* Spin until *word reads 0 and is swapped to locked, within a bound
@@ -322,12 +329,15 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
    A waiter that sleeps costs a wake and a wake-up, several microseconds;
    one refused a spin because another spins, or because spins that
    outlasted a preempted holder pushed the bound up, sleeps where a spin
-   of a few microseconds would have let it in.  */
+   of a few microseconds would have let it in.  LATE: a waiter for
+   exclusive ownership, which starts late (xp_spin_wait_late).  */
 static inline bool
-xp_spin_until_shared (bool (*ready) (void *), void *arg)
+xp_spin_until_shared (bool (*ready) (void *), void *arg, bool late)
 {
   if (!xp_spin_allowed ())
     return false;
+  if (late)
+    xp_spin_wait_late ();
   int n;
   return xp_spin_rounds (ready, arg, true, xp_spin_config.max_spins, &n);
 }
