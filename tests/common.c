@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,4 +150,63 @@ xp_test_rerun (const char *arg, const char *const settings[])
   self[len] = '\0';
   char *argv[] = { self, (char *) arg, NULL };
   return xp_test_wait_child (xp_test_spawn (self, argv, env));
+}
+
+void
+xp_test_rerun_late (const char *arg)
+{
+  cpu_set_t cpus;
+  ck_assert_int_eq (sched_getaffinity (0, sizeof cpus, &cpus), 0);
+  if (CPU_COUNT (&cpus) < 2)
+    return;
+  char setting[64];
+  snprintf (setting, sizeof setting, "XPTHREAD_SPIN_LATE=%d",
+            XP_TEST_LATE_ROUNDS);
+  const char *const settings[] = { setting, NULL };
+  int status = xp_test_rerun (arg, settings);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "the late start test: status %#x", status);
+}
+
+struct late_call
+{
+  void (*take_and_release) (void *);
+  void *lock;
+  struct timespec called;
+  int calling;
+};
+
+static void *
+call_after_reading_clock (void *arg)
+{
+  struct late_call *c = arg;
+  clock_gettime (CLOCK_MONOTONIC, &c->called);
+  __atomic_store_n (&c->calling, 1, __ATOMIC_RELEASE);
+  c->take_and_release (c->lock);
+  return NULL;
+}
+
+void
+xp_test_check_late_start (void *lock, void (*take_and_release) (void *),
+                          void (*release) (void *), bool (*shown) (void *),
+                          const pthread_attr_t *attr)
+{
+  double late = xp_test_pause_seconds (XP_TEST_LATE_ROUNDS);
+  struct late_call c = { .take_and_release = take_and_release,
+                         .lock = lock };
+  pthread_t waiter;
+  ck_assert_int_eq (pthread_create (&waiter, attr, call_after_reading_clock,
+                                    &c), 0);
+  while (!__atomic_load_n (&c.calling, __ATOMIC_ACQUIRE))
+    ;
+  bool seen = false;
+  while (!seen && xp_test_seconds_since (&c.called) < 2)
+    seen = shown (lock);
+  double after = xp_test_seconds_since (&c.called);
+  release (lock);
+  ck_assert_int_eq (pthread_join (waiter, NULL), 0);
+  ck_assert_msg (seen, "the waiter neither spun nor slept within 2 s");
+  ck_assert_msg (after >= late / 4, "the waiter showed itself after %.0f "
+                 "us, not letting %d rounds (%.0f us) pass first",
+                 after * 1e6, XP_TEST_LATE_ROUNDS, late * 1e6);
 }

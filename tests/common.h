@@ -3,6 +3,8 @@
 #define XP_TESTS_COMMON_H
 
 #include <check.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -22,6 +24,26 @@ double xp_test_seconds_since (const struct timespec *start);
 /* Seconds that ROUNDS pause instructions (the library's cpu_relax)
    take here: the shortest of three tries.  */
 double xp_test_pause_seconds (int rounds);
+
+/* How many rounds a waiter lets pass under xp_test_rerun_late.  */
+#define XP_TEST_LATE_ROUNDS 16000
+
+/* This program run again with ARG under XPTHREAD_SPIN_LATE=
+   XP_TEST_LATE_ROUNDS, failing unless it succeeds; nothing where the
+   process has one CPU, where nobody spins or starts late.  */
+void xp_test_rerun_late (const char *arg);
+
+/* The caller holds LOCK.  Start a thread (with ATTR, or none) that reads
+   the clock and calls TAKE_AND_RELEASE (LOCK), and fail unless SHOWN
+   (LOCK), which says that the thread spins or sleeps, stays false for at
+   least a quarter of XP_TEST_LATE_ROUNDS pause rounds and becomes true
+   within 2 s; then RELEASE (LOCK) and join the thread.  The thread's
+   clock is read before its call, so that neither thread losing its CPU
+   can make the wait look shorter than it was.  */
+void xp_test_check_late_start (void *lock, void (*take_and_release) (void *),
+                               void (*release) (void *),
+                               bool (*shown) (void *),
+                               const pthread_attr_t *attr);
 
 /* The storm length make stress asks for (XP_STORM_SECONDS), FALLBACK
    when it asks nothing.  */

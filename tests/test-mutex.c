@@ -2748,68 +2748,48 @@ END_TEST
 /* ---- starting late -------------------------------------------------- */
 
 #define LATE_ONLY_ARG "--late-only"
-#define LATE_ROUNDS 16000
 
-struct late_waiter
+/* lock_and_unlock, as xp_test_check_late_start calls it.  */
+static void
+lock_then_unlock (void *m)
 {
-  pthread_mutex_t *m;
-  struct timespec called;   /* just before its lock */
-  int calling;
-};
-
-static void *
-lock_after_saying_so (void *arg)
-{
-  struct late_waiter *w = arg;
-  clock_gettime (CLOCK_MONOTONIC, &w->called);
-  __atomic_store_n (&w->calling, 1, __ATOMIC_RELEASE);
-  return lock_and_unlock (w->m);
+  lock_and_unlock (m);
 }
 
-/* Under XPTHREAD_SPIN_LATE=LATE_ROUNDS (run in a fresh copy of this
-   program) a waiter that finds the mutex held lets that many rounds pass
-   before it joins the lock's spinners or sleeps: until then neither the
-   spin state nor the word shows it.  The holder watches from another
-   CPU.  The waiter reads the clock before it calls lock, so that neither
-   thread losing its CPU can make the wait look shorter than it was.  */
+static void
+unlock (void *m)
+{
+  ck_assert_int_eq (pthread_mutex_unlock (m), 0);
+}
+
+/* The waiter spins (counted in the spin state) or sleeps (the word at
+   2).  */
+static bool
+waiter_shown (void *m)
+{
+  return (spin_state (m) >> SPINNERS_SHIFT) != 0 || (lock_word (m) & 2);
+}
+
+/* Under XPTHREAD_SPIN_LATE (run in a fresh copy of this program) a
+   waiter that finds the mutex held lets that many rounds pass before it
+   joins the lock's spinners or sleeps.  The holder watches from another
+   CPU.  */
 START_TEST (waiter_starts_late)
 {
   pthread_mutex_t m;
   ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
   pthread_attr_t attr = on_two_cpus ();
-  double late = xp_test_pause_seconds (LATE_ROUNDS);
   ck_assert_int_eq (pthread_mutex_lock (&m), 0);
-  struct late_waiter w = { .m = &m };
-  pthread_t waiter;
-  ck_assert_int_eq (pthread_create (&waiter, &attr, lock_after_saying_so, &w),
-                    0);
+  xp_test_check_late_start (&m, lock_then_unlock, unlock, waiter_shown,
+                            &attr);
   ck_assert_int_eq (pthread_attr_destroy (&attr), 0);
-  while (!__atomic_load_n (&w.calling, __ATOMIC_ACQUIRE))
-    ;
-  bool shown = false;
-  while (!shown && xp_test_seconds_since (&w.called) < 2)
-    shown = (spin_state (&m) >> SPINNERS_SHIFT) != 0 || (lock_word (&m) & 2);
-  double after = xp_test_seconds_since (&w.called);
-  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
-  join_or_fail (waiter);
   ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
-  ck_assert_msg (shown, "the waiter neither spun nor slept within 2 s");
-  ck_assert_msg (after >= late / 4, "the waiter showed itself after %.0f "
-                 "us, not letting %d rounds (%.0f us) pass first", after * 1e6,
-                 LATE_ROUNDS, late * 1e6);
 }
 END_TEST
 
 START_TEST (start_late)
 {
-  cpu_set_t cpus;
-  ck_assert_int_eq (sched_getaffinity (0, sizeof cpus, &cpus), 0);
-  if (CPU_COUNT (&cpus) < 2)
-    return;   /* one CPU: nobody spins, nor starts late */
-  static const char *const settings[] = { "XPTHREAD_SPIN_LATE=16000", NULL };
-  int status = xp_test_rerun (LATE_ONLY_ARG, settings);
-  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
-                 "the late start test: status %#x", status);
+  xp_test_rerun_late (LATE_ONLY_ARG);
 }
 END_TEST
 

@@ -42,18 +42,6 @@ read_all (int fd, char *buf, size_t size)
   buf[len] = '\0';
 }
 
-static int
-wait_child (pid_t pid)
-{
-  int status;
-  pid_t got;
-  do
-    got = waitpid (pid, &status, 0);
-  while (got < 0 && errno == EINTR);
-  ck_assert_int_eq (got, pid);
-  return status;
-}
-
 static void
 assert_exited_zero (int status)
 {
@@ -102,7 +90,7 @@ run_helper (const char *mode, const struct rlimit *stack_limit,
     }
   read_all (out, buf, size);
   close (out);
-  return wait_child (pid);
+  return xp_test_wait_child (pid);
 }
 
 static pthread_t
@@ -181,7 +169,7 @@ forker (void *p)
       char buf[256], expected[256];
       read_all (out, buf, sizeof buf);
       close (out);
-      int status = wait_child (pid);
+      int status = xp_test_wait_child (pid);
       if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
         return "forked child failed";
       snprintf (expected, sizeof expected,
@@ -239,7 +227,7 @@ START_TEST (exit_from_thread_runs_atexit)
   char buf[256];
   read_all (out, buf, sizeof buf);
   close (out);
-  assert_exited_zero (wait_child (pid));
+  assert_exited_zero (xp_test_wait_child (pid));
   ck_assert_str_eq (buf, "atexit ran\nbuffered\n");
 }
 END_TEST
@@ -513,7 +501,7 @@ START_TEST (guard_page_stops_overflow)
       pthread_join (t, NULL);
       _exit (71);
     }
-  int status = wait_child (pid);
+  int status = xp_test_wait_child (pid);
   ck_assert_msg (WIFSIGNALED (status) && WTERMSIG (status) == SIGSEGV,
                  "child status %#x, expected death by SIGSEGV", status);
 }

@@ -816,69 +816,44 @@ END_TEST
 /* ---- a writer starts late ---------------------------------------- */
 
 #define LATE_ONLY_ARG "--late-only"
-#define LATE_ROUNDS 16000
 #define WRITERS_WAITING_BIT 2u   /* of __readers, rwlock.c */
 
-struct late_writer
+static void
+write_and_unlock (void *l)
 {
-  pthread_rwlock_t *l;
-  struct timespec called;   /* just before its wrlock */
-  atomic_int calling;
-};
-
-static void *
-write_after_saying_so (void *arg)
-{
-  struct late_writer *w = arg;
-  clock_gettime (CLOCK_MONOTONIC, &w->called);
-  atomic_store (&w->calling, 1);
-  ck_assert_int_eq (pthread_rwlock_wrlock (w->l), 0);
-  ck_assert_int_eq (pthread_rwlock_unlock (w->l), 0);
-  return NULL;
+  ck_assert_int_eq (pthread_rwlock_wrlock (l), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
 }
 
-/* Under XPTHREAD_SPIN_LATE=LATE_ROUNDS (run in a fresh copy of this
-   program) a writer that finds the lock held lets that many rounds pass
-   before it spins and then marks itself waiting: until then the state
-   does not show it.  The writer reads the clock before it calls
-   wrlock, so that neither thread losing its CPU can make the wait look
-   shorter than it was.  */
+static void
+unlock (void *l)
+{
+  ck_assert_int_eq (pthread_rwlock_unlock (l), 0);
+}
+
+/* The writer marks itself waiting just before it sleeps.  */
+static bool
+writer_shown (void *l)
+{
+  pthread_rwlock_t *rw = l;
+  return __atomic_load_n (&rw->__data.__readers, __ATOMIC_RELAXED)
+         & WRITERS_WAITING_BIT;
+}
+
+/* Under XPTHREAD_SPIN_LATE (run in a fresh copy of this program) a
+   writer that finds the lock held lets that many rounds pass before it
+   spins and then marks itself waiting.  */
 START_TEST (test_writer_starts_late)
 {
   pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
-  double late = xp_test_pause_seconds (LATE_ROUNDS);
   ck_assert_int_eq (pthread_rwlock_wrlock (&l), 0);
-  struct late_writer w = { .l = &l };
-  pthread_t writer;
-  ck_assert_int_eq (pthread_create (&writer, NULL, write_after_saying_so, &w),
-                    0);
-  while (!atomic_load (&w.calling))
-    ;
-  bool shown = false;
-  while (!shown && xp_test_seconds_since (&w.called) < 2)
-    shown = __atomic_load_n (&l.__data.__readers, __ATOMIC_RELAXED)
-            & WRITERS_WAITING_BIT;
-  double after = xp_test_seconds_since (&w.called);
-  ck_assert_int_eq (pthread_rwlock_unlock (&l), 0);
-  ck_assert_int_eq (pthread_join (writer, NULL), 0);
-  ck_assert_msg (shown, "the writer did not wait within 2 s");
-  ck_assert_msg (after >= late / 4, "the writer showed itself after %.0f us, "
-                 "not letting %d rounds (%.0f us) pass first", after * 1e6,
-                 LATE_ROUNDS, late * 1e6);
+  xp_test_check_late_start (&l, write_and_unlock, unlock, writer_shown, NULL);
 }
 END_TEST
 
-/* Spinning, and so starting late, needs two CPUs.  */
 START_TEST (test_start_late)
 {
-  cpu_set_t cpus;
-  ck_assert_int_eq (sched_getaffinity (0, sizeof cpus, &cpus), 0);
-  if (CPU_COUNT (&cpus) < 2)
-    return;
-  static const char *const settings[] = { "XPTHREAD_SPIN_LATE=16000", NULL };
-  int status = xp_test_rerun (LATE_ONLY_ARG, settings);
-  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
-                 "the late start test: status %#x", status);
+  xp_test_rerun_late (LATE_ONLY_ARG);
 }
 END_TEST
 
