@@ -13,7 +13,8 @@ struct xp_spin_config
   int max_backoff;    /* largest gap between two looks at the word */
   int turn_after;     /* rounds before a spinner asks for a turn; 0: never */
   int turn_wait;      /* rounds an unlock leaves the word to the asker */
-  int start_late;     /* rounds a mutex waiter lets pass before it looks */
+  int start_late;     /* rounds a waiter for exclusive ownership lets pass
+                         before it first looks */
 };
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
@@ -207,11 +208,11 @@ xp_spin_start_late (const unsigned short *state)
    BOUND is not 0 (then the estimate is left as it was, and the spin
    starts at once: a thread relocking after a condition wait was sent for,
    often by the holder, whose unlock follows).  Otherwise it starts late
-   (xp_spin_start_late).  Given a hold
-   estimate (private mutexes), a spinner still out of luck after
-   turn_after rounds sets XP_TURN_ASKED in the held word, asking the
-   owner's unlock to leave it the lock (mutex.c), then looks at every
-   round for up to max_spins more; if it gets the lock that way it marks
+   (xp_spin_start_late).  Given a hold estimate (private mutexes), a
+   spinner still out of luck after turn_after rounds sets XP_TURN_ASKED
+   in the held word, asking the owner's unlock to leave it the lock
+   (mutex.c), then looks at every round for up to max_spins more; if it
+   gets the lock that way it marks
    it XP_TURN_TIMED.  Returns true when the lock was taken; false also
    when it may not spin (xp_spin_join).  *ROUNDS: the rounds it spun or
    let pass.  */
