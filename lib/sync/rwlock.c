@@ -55,14 +55,14 @@
               microseconds touching nothing, spin-policy.c), then is the
               readers' loop with WRITERS_WAITING and the writers'
               sequence, entering when the state and the slots hold
-              nobody.  A writer that was woken
-              from its sleep takes the lock with WRITERS_WAITING set,
-              because the wake that reached it cleared that bit while
-              other writers may still sleep.  A writer that has taken a
-              lock with slots on judges them (judge_slots) and may turn
-              them off: the slots are empty then, and a reader entering
-              later sees them off and leaves, so while they are off no
-              reader holds the lock by a slot and nobody looks at them.
+              nobody.  A writer that was woken from its sleep takes the
+              lock with WRITERS_WAITING set, because the wake that
+              reached it cleared that bit while other writers may still
+              sleep.  A writer that has taken a lock with slots on
+              judges them (judge_slots) and may turn them off: the slots
+              are empty then, and a reader entering later sees them off
+              and leaves, so while they are off no reader holds the lock
+              by a slot and nobody looks at them.
    unlock     by the writer (WRITER set and __cur_writer the caller, as
               in glibc): clear WRITER and both waiting bits in one atomic
               AND; for each waiting bit that was set bump its sequence and

@@ -14,9 +14,9 @@
      held lock's word pulls its cache line away from the owner, whose
      unlock must fetch it back, so each spinner beyond the first slows
      the owner down more than it shortens the wait, the more so the more
-     cores there are.  Spinners
-     are counted in the lock itself (a 16-bit spin state, spin-policy.h),
-     so that no word shared by all locks is written on a lock path;
+     cores there are.  Spinners are counted in the lock itself (a 16-bit
+     spin state, spin-policy.h), so that no word shared by all locks is
+     written on a lock path;
    - spins on this lock have been paying: each lock keeps an estimate of
      the cpu_relax rounds its recent spins took (__spins of a mutex, as
      glibc keeps for its adaptive kind), a spin gives up after twice that
