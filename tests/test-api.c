@@ -521,6 +521,36 @@ START_TEST (default_attr_stack_size_used)
 }
 END_TEST
 
+/* The default stack size is the one RLIMIT_STACK gave at start-up, as in
+   glibc: a program that changes the limit later (stress-ng lifts it)
+   keeps that size, for the default attributes and for its threads.  The
+   limit this test starts with is the one the program started with.  */
+START_TEST (default_attr_stack_size_from_start)
+{
+  size_t at_start = rlimit_default_stack ();
+  struct rlimit limit;
+  ck_assert_int_eq (getrlimit (RLIMIT_STACK, &limit), 0);
+  struct rlimit changed = limit;
+  changed.rlim_cur = at_start == 4 << 20 ? 3 << 20 : 4 << 20;
+  if (limit.rlim_max != RLIM_INFINITY && changed.rlim_cur > limit.rlim_max)
+    return;
+  ck_assert_int_eq (setrlimit (RLIMIT_STACK, &changed), 0);
+
+  pthread_attr_t attr;
+  size_t size;
+  ck_assert_int_eq (pthread_getattr_default_np (&attr), 0);
+  ck_assert_int_eq (pthread_attr_getstacksize (&attr, &size), 0);
+  ck_assert_uint_eq (size, at_start);
+  pthread_attr_destroy (&attr);
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, report_own_stack_size, &size),
+                    0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  ck_assert_uint_eq (size, at_start);
+  ck_assert_int_eq (setrlimit (RLIMIT_STACK, &limit), 0);
+}
+END_TEST
+
 START_TEST (default_attr_affinity_copied)
 {
   pthread_attr_t attr, got;
@@ -1520,7 +1550,8 @@ main (void)
       attr_affinity_refused_at_create, NULL });
   add_case (suite, "default-attr", (const TTest *const[]) {
       default_attr_initial, default_attr_refusals,
-      default_attr_stack_size_used, default_attr_affinity_copied, NULL });
+      default_attr_stack_size_used, default_attr_stack_size_from_start,
+      default_attr_affinity_copied, NULL });
   add_case (suite, "getattr", (const TTest *const[]) {
       getattr_created_thread, getattr_user_stack, getattr_detached_thread,
       getattr_main_thread, getattr_scheduling_and_affinity, minstack,

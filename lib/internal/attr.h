@@ -45,7 +45,9 @@ xp_attr (const pthread_attr_t *attr)
   return (struct xp_attr *) attr;
 }
 
-/* The default stack size follows RLIMIT_STACK at start-up as in glibc.  */
+/* The default stack size follows RLIMIT_STACK at start-up as in glibc:
+   xp_default_attr_init reads it, from the library's constructor.  */
+void xp_default_attr_init (void) XP_HIDDEN;
 size_t xp_default_stack_size (void) XP_HIDDEN;
 size_t xp_page_size (void) XP_HIDDEN;
 

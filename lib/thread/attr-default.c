@@ -2,8 +2,13 @@
    NULL attr and for a stack size left at 0, changed with
    pthread_setattr_default_np.
 
-   The default stack size follows RLIMIT_STACK as glibc's does, read the
-   first time a default is needed.  The default's extension (cpu set,
+   The default stack size follows RLIMIT_STACK as glibc's does, read at
+   start-up (xp_default_attr_init, from the library's constructor) as
+   glibc reads it in its early initialisation: a program that changes the
+   limit later keeps the default it started with (stress-ng lifts it,
+   which would give its threads 2 MiB stacks instead of 8).  A default
+   needed before the constructor ran, by another library's constructor,
+   reads it then.  The default's extension (cpu set,
    signal mask) is immutable once published and never freed:
    xp_default_attr_get hands it to thread creation without a copy, and a
    creation may still be reading it when another thread installs a new
@@ -76,6 +81,14 @@ ensure_defaults_locked (void)
   default_attr.stack_size = stack_size_from_rlimit ();
   default_attr.guard_size = xp_page_size ();
   default_attr.policy = SCHED_OTHER;
+}
+
+void
+xp_default_attr_init (void)
+{
+  xp_lock (&default_lock);
+  ensure_defaults_locked ();
+  xp_unlock (&default_lock);
 }
 
 size_t

@@ -1,12 +1,14 @@
 /* Library start-up and fork.
 
-   At start-up: choose the mode (nptl-compat), adopt the thread running
-   the constructors (the main thread), and register fork handlers.  Around
+   At start-up: choose the mode (nptl-compat), fix the spin policy and
+   the default thread attributes, adopt the thread running the
+   constructors (the main thread), and register fork handlers.  Around
    fork the library's locks are held (the table in fork-locks.h) so that
    the child never inherits one half-taken; in the child only the forking
    thread exists, so the thread list and the live count start again from
    it.  */
 #define _GNU_SOURCE
+#include "attr.h"
 #include "compat.h"
 #include "fork-locks.h"
 #include "robust-list.h"
@@ -59,6 +61,7 @@ xp_init (void)
 {
   xp_compat_init ();
   xp_spin_policy_init ();
+  xp_default_attr_init ();
   xp_adopt_init ();
   xp_self ();
   __register_atfork (before_fork, after_fork_parent, after_fork_child,
