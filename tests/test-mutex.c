@@ -2261,9 +2261,8 @@ on_two_cpus (void)
   return attr;
 }
 
-/* One contended acquisition by a fresh thread (whose first wait on a
-   lock where spins fail is a probe, so it spins whatever the estimate).
-   RELEASE_EARLY: unlock as soon as the waiter spins, so that its spin
+/* One contended acquisition by a fresh thread (on a lock where spins
+   fail, it spins only if its wait is drawn for a probe).  RELEASE_EARLY: unlock as soon as the waiter spins, so that its spin
    succeeds; else once it has stopped spinning, so that its spin fails.
    Returns the highest number of spinners seen.  */
 static unsigned
@@ -2294,33 +2293,101 @@ contended_once (pthread_mutex_t *m, bool release_early)
 }
 
 /* Spins that watch the lock held all along push its estimate up until it
-   stays (at the bound, where waiters stop spinning but for probes), each
-   failure moving it half way there; one probe that gets the lock brings
-   it back under; no spinner is left counted.  */
+   stays, each failure moving it half way there.  Returns that estimate,
+   the bound where waiters stop spinning but for probes.  */
+static unsigned
+drive_estimate_to_bound (pthread_mutex_t *m)
+{
+  unsigned bound = 0, before;
+  int rounds = 0;
+  do
+    {
+      before = bound;
+      contended_once (m, false);
+      bound = spin_state (m) & ESTIMATE_MASK;
+    }
+  while ((bound != before || bound == 0) && ++rounds < SPIN_ROUNDS);
+  ck_assert_msg (bound > 0 && bound == before,
+                 "estimate %u, still moving after %d failed spins", bound,
+                 rounds);
+  return bound;
+}
+
+/* One wait in eight probes a lock at the bound: this many fresh waiters
+   include a probe but for odds of (7/8)^200, about 1e-12.  */
+#define PROBE_TRIES 200
+
+/* Failing spins reach the bound; one probe that gets the lock brings the
+   estimate back under; no spinner is left counted.  */
 START_TEST (failing_spins_stop)
 {
   if (!spinning_expected ())
     return;
   pthread_mutex_t m;
   ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
-  unsigned bound = 0, before;
+  unsigned bound = drive_estimate_to_bound (&m);
   int rounds = 0;
-  do
-    {
-      before = bound;
-      contended_once (&m, false);
-      bound = spin_state (&m) & ESTIMATE_MASK;
-    }
-  while ((bound != before || bound == 0) && ++rounds < SPIN_ROUNDS);
-  ck_assert_msg (bound > 0 && bound == before,
-                 "estimate %u, still moving after %d failed spins", bound,
-                 rounds);
-  rounds = 0;
-  while ((spin_state (&m) & ESTIMATE_MASK) == bound && rounds++ < SPIN_ROUNDS)
+  while ((spin_state (&m) & ESTIMATE_MASK) == bound && rounds++ < PROBE_TRIES)
     contended_once (&m, true);
   ck_assert_msg ((spin_state (&m) & ESTIMATE_MASK) < bound,
-                 "estimate still at the bound after %d probes", rounds);
+                 "estimate still at the bound after %d waits", rounds);
   ck_assert_uint_eq (spin_state (&m) >> SPINNERS_SHIFT, 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
+#define ASKING_ONLY_ARG "--asking-only"
+#define ASKING_MAX_SPINS 400
+
+/* A spinner that asks for a turn marks the held word itself; its spin,
+   if the lock stays held all along, still fails.  Run with
+   XPTHREAD_SPIN_MAX=ASKING_MAX_SPINS, on a mutex whose hold estimate
+   (__elision, in 16 ns units) says turns pay, so that every spin long
+   enough asks.  */
+START_TEST (asking_spins_fail)
+{
+  int cpus[2];
+  ck_assert_msg (two_cpus (cpus), "one CPU: nobody spins");
+  pthread_mutex_t m;
+  ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
+  m.__data.__elision = 1000;
+  ck_assert_uint_eq (drive_estimate_to_bound (&m), ASKING_MAX_SPINS);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
+START_TEST (asking_spins)
+{
+  int cpus[2];
+  if (!two_cpus (cpus))
+    return;
+  char max[64];
+  snprintf (max, sizeof max, "XPTHREAD_SPIN_MAX=%d", ASKING_MAX_SPINS);
+  const char *const settings[] = { max, NULL };
+  int status = xp_test_rerun (ASKING_ONLY_ARG, settings);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "the asking spins test: status %#x", status);
+}
+END_TEST
+
+#define FRESH_WAITERS 64
+
+/* Which waits probe a lock at the bound is drawn at random, one in eight:
+   not every thread's first wait, which a program that starts threads by
+   the thousand, each waiting once, would pay for in spins.  Half of them
+   or more would be odds of about 4e-13.  */
+START_TEST (probes_are_drawn)
+{
+  if (!spinning_expected ())
+    return;
+  pthread_mutex_t m;
+  ck_assert_int_eq (pthread_mutex_init (&m, NULL), 0);
+  drive_estimate_to_bound (&m);
+  int probes = 0;
+  for (int i = 0; i < FRESH_WAITERS; i++)
+    probes += contended_once (&m, false) > 0;
+  ck_assert_msg (probes < FRESH_WAITERS / 2, "%d of %d fresh waiters probed",
+                 probes, FRESH_WAITERS);
   ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
 }
 END_TEST
@@ -2830,6 +2897,11 @@ suite_for_rerun (const char *arg)
       s = suite_create ("mutex-turn");
       add_case (s, "turn", spinner_gets_its_turn, 30);
     }
+  else if (strcmp (arg, ASKING_ONLY_ARG) == 0)
+    {
+      s = suite_create ("mutex-asking");
+      add_case (s, "asking", asking_spins_fail, 30);
+    }
   else if (strcmp (arg, LATE_ONLY_ARG) == 0)
     {
       s = suite_create ("mutex-late");
@@ -2896,6 +2968,8 @@ main (int argc, char **argv)
                  N_SPIN_SETTINGS, 60);
   add_case (s, "turn", turn_when_asked, 60);
   add_case (s, "spin-failing", failing_spins_stop, 30);
+  add_case (s, "spin-probes-drawn", probes_are_drawn, 30);
+  add_case (s, "spin-asking", asking_spins, 30);
   add_case (s, "spin-one-per-lock", one_spinner_per_lock, 30);
   add_case (s, "spin-late", start_late, 30);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);

@@ -96,10 +96,8 @@ struct xp_thread
   /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
   bool realtime;
 
-  /* When the thread took a mutex by a turn (spin-policy.h), and how
-     many of its spins have considered asking for one.  */
+  /* When the thread took a mutex by a turn (spin-policy.h).  */
   long turn_taken_ns;
-  unsigned turn_considered;
 
   /* Read-write locks the thread holds for reading and for writing, as
      counted by rwlock.c: while it holds some for reading and none for

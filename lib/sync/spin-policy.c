@@ -23,8 +23,8 @@
      plus 10 rounds, at most max_spins, and a spin that gives up having
      seen the lock held all along pushes the estimate half way to
      max_spins.  A lock at max_spins is one held longer than a spin (or
-     whose owner is off its CPU): only one wait in XP_SPIN_PROBE spins
-     there, and the first spin that sees it change hands brings the
+     whose owner is off its CPU): only one wait in XP_SPIN_PROBE, drawn
+     at random, spins there, and the first spin that sees it change hands brings the
      estimate back under the bound.  A spin that saw the lock change
      hands but lost it to another thread still paid: while a waiter
      spins, the owner's unlock has nobody to wake, and sleeping waiters
@@ -55,8 +55,8 @@
    the data it guards to another CPU, which costs more than a short
    critical section, so a thread that got the lock by a turn times its
    hold, each lock keeps an estimate of those holds, and spinners ask
-   only where it says 800 ns or more, or in one spin out of 16 to keep
-   the estimate current.
+   only where it says 800 ns or more, or in one spin out of 16 (drawn at
+   random) to keep the estimate current.
 
    Tunable by environment (env.c), read once at start-up:
      XPTHREAD_SPIN=0             never spin: the one way to turn it off
@@ -107,8 +107,12 @@ _Static_assert (XP_MAX_PER_LOCK
                 "the spinners must fit their bits of the spin state");
 
 struct xp_spin_config xp_spin_config;
-__thread unsigned xp_spin_probes;
+__thread unsigned xp_spin_random_state;
 __thread unsigned short xp_cond_spin_state;
+
+_Static_assert ((XP_SPIN_PROBE & (XP_SPIN_PROBE - 1)) == 0
+                && (XP_TURN_SAMPLE & (XP_TURN_SAMPLE - 1)) == 0,
+                "xp_spin_one_in draws one in a power of two");
 
 /* The jitter of a gap is masked with the gap, which must be a power of
    two.  */
@@ -152,6 +156,17 @@ now_ns (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* The clock and the address of the thread's own state, mixed (a
+   multiplicative hash): threads started together draw apart.  */
+unsigned
+xp_spin_random_seed (void)
+{
+  uint64_t v = ((uint64_t) now_ns () ^ (uintptr_t) &xp_spin_random_state)
+               * 0x9e3779b97f4a7c15u;
+  unsigned seed = (unsigned) (v >> 32);
+  return seed != 0 ? seed : 1;
 }
 
 /* Nanoseconds of XP_CALIBRATION_ROUNDS rounds of cpu_relax, the best of

@@ -19,27 +19,49 @@ struct xp_spin_config
 
 extern struct xp_spin_config xp_spin_config XP_HIDDEN;
 
-/* Per thread, also in threads without a descriptor: how many of its
-   waits found a lock whose spins do not pay (one in XP_SPIN_PROBE spins
-   there), and the spin state of its condition variable waits.  */
-extern __thread unsigned xp_spin_probes
+/* Per thread, also in threads without a descriptor: the state of its
+   pseudo-random numbers (xp_spin_one_in; 0 until its first), and the
+   spin state of its condition variable waits.  */
+extern __thread unsigned xp_spin_random_state
   __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
 extern __thread unsigned short xp_cond_spin_state
   __attribute__ ((tls_model ("initial-exec"))) XP_HIDDEN;
 
 void xp_spin_policy_init (void) XP_HIDDEN;
+/* A seed for this thread's xp_spin_one_in, never 0.  */
+unsigned xp_spin_random_seed (void) XP_HIDDEN;
 
 /* A lock's spin state, one 16-bit word (a mutex's __spins, a field of
    the object otherwise): the threads spinning on the lock now in the top
    two bits, and in the low 14 bits the estimate of the cpu_relax rounds
    its recent spins took (0 to max_spins, at most 16000).  An estimate
    of max_spins says that spins on the lock have been in vain, the lock
-   held all along: they do not pay there, and only one contended acquisition in XP_SPIN_PROBE
-   spins, to find out whether they pay again.  */
+   held all along: they do not pay there, and only one contended
+   acquisition in XP_SPIN_PROBE (xp_spin_one_in) spins, to find out
+   whether they pay again.  */
 #define XP_SPIN_ESTIMATE_MASK 0x3fff
 #define XP_SPIN_ONE_SPINNER 0x4000
 #define XP_SPIN_SPINNERS_SHIFT 14
 #define XP_SPIN_PROBE 8
+
+/* True in about one call in N (a power of two), at random.  Waits that
+   sample (a probe of a lock whose spins do not pay, a turn asked to keep
+   an estimate current) draw here rather than count: a count would pick
+   every new thread's first wait, and a program that starts threads by
+   the thousand, each waiting once, would pay the sample every time.  */
+static inline bool
+xp_spin_one_in (unsigned n)
+{
+  unsigned x = xp_spin_random_state;
+  if (xp_unlikely (x == 0))
+    x = xp_spin_random_seed ();
+  /* xorshift32: never 0 from a state that is not 0.  */
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  xp_spin_random_state = x;
+  return (x & (n - 1)) == 0;
+}
 
 /* Whether spinning is allowed to this thread at all: spinning is on, and
    the thread does not run SCHED_FIFO or SCHED_RR, where a spinning
@@ -59,7 +81,7 @@ xp_spin_pays (unsigned state)
 {
   if ((int) (state & XP_SPIN_ESTIMATE_MASK) < xp_spin_config.max_spins)
     return true;
-  return xp_spin_probes++ % XP_SPIN_PROBE == 0;
+  return xp_spin_one_in (XP_SPIN_PROBE);
 }
 
 /* Join the lock's spinners, or refuse: spinning is not allowed, enough
@@ -173,7 +195,7 @@ xp_turn_allowed (const short *hold)
   if (self == NULL)
     return false;
   return xp_load_relaxed (hold) >= XP_TURN_HOLD_NS / XP_TURN_HOLD_UNIT_NS
-         || self->turn_considered++ % XP_TURN_SAMPLE == 0;
+         || xp_spin_one_in (XP_TURN_SAMPLE);
 }
 
 /* A waiter for exclusive ownership (a mutex, a rwlock's write side)
@@ -261,8 +283,14 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
              under us (a new owner, or a sleeper's mark), and the spin goes
              on as before.  */
           ask_at = INT_MAX;
-          asked = (seen & XP_TURN_ASKED) != 0
-                  || xp_cas (word, &seen, seen | XP_TURN_ASKED);
+          if ((seen & XP_TURN_ASKED) != 0)
+            asked = true;
+          else if (xp_cas (word, &seen, seen | XP_TURN_ASKED))
+            {
+              asked = true;
+              /* Its own mark is no sign of the lock changing hands.  */
+              first = seen | XP_TURN_ASKED;
+            }
           if (asked)
             limit = n + xp_spin_config.max_spins;
         }
