@@ -486,6 +486,18 @@ report_own_stack_size (void *arg)
   return NULL;
 }
 
+/* The stack size of a thread created with ATTR (NULL: the defaults).  */
+static size_t
+stack_size_of_new_thread (const pthread_attr_t *attr)
+{
+  size_t size;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, attr, report_own_stack_size, &size),
+                    0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  return size;
+}
+
 START_TEST (default_attr_stack_size_used)
 {
   const size_t wanted = 1 << 20;
@@ -495,21 +507,13 @@ START_TEST (default_attr_stack_size_used)
   pthread_attr_setstacksize (&attr, wanted);
   ck_assert_int_eq (pthread_setattr_default_np (&attr), 0);
   pthread_attr_destroy (&attr);
-
-  pthread_t t;
-  ck_assert_int_eq (pthread_create (&t, NULL, report_own_stack_size, &size),
-                    0);
-  ck_assert_int_eq (pthread_join (t, NULL), 0);
-  ck_assert_uint_eq (size, wanted);
+  ck_assert_uint_eq (stack_size_of_new_thread (NULL), wanted);
 
   /* An attr left at the default size follows the new default.  */
   pthread_attr_init (&attr);
   ck_assert_int_eq (pthread_attr_getstacksize (&attr, &size), 0);
   ck_assert_uint_eq (size, wanted);
-  ck_assert_int_eq (pthread_create (&t, &attr, report_own_stack_size, &size),
-                    0);
-  ck_assert_int_eq (pthread_join (t, NULL), 0);
-  ck_assert_uint_eq (size, wanted);
+  ck_assert_uint_eq (stack_size_of_new_thread (&attr), wanted);
 
   /* Size 0 keeps the current default.  */
   ck_assert_int_eq (pthread_setattr_default_np (&attr), 0);
@@ -542,11 +546,7 @@ START_TEST (default_attr_stack_size_from_start)
   ck_assert_int_eq (pthread_attr_getstacksize (&attr, &size), 0);
   ck_assert_uint_eq (size, at_start);
   pthread_attr_destroy (&attr);
-  pthread_t t;
-  ck_assert_int_eq (pthread_create (&t, NULL, report_own_stack_size, &size),
-                    0);
-  ck_assert_int_eq (pthread_join (t, NULL), 0);
-  ck_assert_uint_eq (size, at_start);
+  ck_assert_uint_eq (stack_size_of_new_thread (NULL), at_start);
   ck_assert_int_eq (setrlimit (RLIMIT_STACK, &limit), 0);
 }
 END_TEST

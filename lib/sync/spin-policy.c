@@ -24,14 +24,15 @@
      seen the lock held all along pushes the estimate half way to
      max_spins.  A lock at max_spins is one held longer than a spin (or
      whose owner is off its CPU): only one wait in XP_SPIN_PROBE, drawn
-     at random, spins there, and the first spin that sees it change hands brings the
-     estimate back under the bound.  A spin that saw the lock change
-     hands but lost it to another thread still paid: while a waiter
-     spins, the owner's unlock has nobody to wake, and sleeping waiters
-     make every unlock a system call.  Waits for a post, a signal or a
-     writer's exit learn their bound the same way, but each spin that
-     ends empty pushes the estimate only an eighth of the way: what they
-     wait for comes when another thread gets round to it;
+     at random, spins there, and the first spin that sees it change
+     hands brings the estimate back under the bound.  A spin that saw
+     the lock change hands but lost it to another thread still paid:
+     while a waiter spins, the owner's unlock has nobody to wake, and
+     sleeping waiters make every unlock a system call.  Waits for a
+     post, a signal or a writer's exit learn their bound the same way,
+     but each spin that ends empty pushes the estimate only an eighth of
+     the way: what they wait for comes when another thread gets round to
+     it;
    - a mutex waiter, and a writer waiting for a rwlock, starts late: it
      lets XPTHREAD_SPIN_LATE rounds pass before its first look, touching
      nothing, and only then spins or sleeps.  A lock that is retaken at

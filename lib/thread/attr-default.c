@@ -5,15 +5,15 @@
    The default stack size follows RLIMIT_STACK as glibc's does, read at
    start-up (xp_default_attr_init, from the library's constructor) as
    glibc reads it in its early initialisation: a program that changes the
-   limit later keeps the default it started with (stress-ng lifts it,
-   which would give its threads 2 MiB stacks instead of 8).  A default
+   limit later keeps the default it started with (one that lifts it
+   would otherwise get 2 MiB stacks where glibc gives 8).  A default
    needed before the constructor ran, by another library's constructor,
-   reads it then.  The default's extension (cpu set,
-   signal mask) is immutable once published and never freed:
-   xp_default_attr_get hands it to thread creation without a copy, and a
-   creation may still be reading it when another thread installs a new
-   default.  Replaced extensions stay on a list so they remain reachable;
-   programs set the default a handful of times at most.  */
+   reads it then.  The default's extension (cpu set, signal mask) is
+   immutable once published and never freed: xp_default_attr_get hands
+   it to thread creation without a copy, and a creation may still be
+   reading it when another thread installs a new default.  Replaced
+   extensions stay on a list so they remain reachable; programs set the
+   default a handful of times at most.  */
 #define _GNU_SOURCE
 #include "attr.h"
 #include "export.h"
