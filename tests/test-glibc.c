@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -697,6 +698,68 @@ START_TEST (tls_initial_exec_loaded_before)
 }
 END_TEST
 
+struct tls_reuse_arg
+{
+  int (*get) (void);
+  void (*set) (int);
+  void *stack;    /* an address on the thread's stack */
+};
+
+/* Find the module's and the executable's __thread variables as a new
+   thread must, then write them, leaving its TLS dirty for the next
+   thread in its block.  */
+static void *
+tls_reuse_worker (void *p)
+{
+  struct tls_reuse_arg *arg = p;
+  int local;
+  arg->stack = &local;
+  const char *err = tls_exe_worker (NULL);
+  if (err == NULL && arg->get () != 0x3333)
+    err = "module __thread not fresh in a reused block";
+  arg->set (99);
+  return (void *) err;
+}
+
+#define TLS_REUSE_THREADS 64
+/* The module's dynamic TLS block is over 8 KiB: were those of threads
+   gone not given back, this many would have stayed allocated.  */
+#define TLS_REUSE_LEAK_BOUND (TLS_REUSE_THREADS / 2 * 8192)
+
+/* A thread whose block held an earlier thread (the block cache hands out
+   the most recently released first) gets fresh TLS, static and dynamic,
+   though what glibc allocated for the earlier thread's TLS stayed with
+   the block until then; and that is given back, not kept.  */
+START_TEST (tls_fresh_in_reused_block)
+{
+  void *handle = dlopen (MODULE_PATH ("tls-dynamic.so"), RTLD_NOW);
+  ck_assert_msg (handle != NULL, "dlopen: %s", dlerror ());
+  struct tls_reuse_arg arg = {
+    (int (*) (void)) dlsym (handle, "xp_tls_dynamic_get"),
+    (void (*) (int)) dlsym (handle, "xp_tls_module_set"), NULL
+  };
+  ck_assert (arg.get != NULL && arg.set != NULL);
+  void *first = NULL;
+  int reused = 0;
+  size_t before = 0;
+  for (int i = 0; i < TLS_REUSE_THREADS; i++)
+    {
+      join_ok (start_thread (tls_reuse_worker, &arg));
+      reused += i > 0 && arg.stack == first;
+      first = i == 0 ? arg.stack : first;
+      if (i == 0)
+        before = mallinfo2 ().uordblks;
+    }
+  ck_assert_msg (reused > 0, "no thread reused the first one's block");
+  size_t after = mallinfo2 ().uordblks;
+  ck_assert_msg (after < before + TLS_REUSE_LEAK_BOUND,
+                 "%zu bytes more allocated after %d threads", after - before,
+                 TLS_REUSE_THREADS);
+  ck_assert_int_eq (arg.get (), 0x3333);
+  ck_assert_int_eq (dlclose (handle), 0);
+}
+END_TEST
+
 /* ---- stack protector ------------------------------------------------ */
 
 /* This file is compiled with -fstack-protector-all, so every function
@@ -1059,6 +1122,7 @@ main (void)
   add_case (s, "tls-dynamic-after", tls_dynamic_loaded_after);
   add_case (s, "tls-ie-before", tls_initial_exec_loaded_before);
   add_case (s, "tls-ie-after", tls_initial_exec_loaded_after);
+  add_case (s, "tls-reused-block", tls_fresh_in_reused_block);
   add_case (s, "stack-protector", stack_protector_canary);
   add_case (s, "stack-smash", stack_protector_detects_overflow_in_thread);
   add_case (s, "setjmp", setjmp_longjmp_in_thread);

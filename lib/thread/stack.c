@@ -92,14 +92,25 @@ unmap_block (struct xp_thread *t)
 }
 
 /* What the block's last thread held goes back: its place on glibc's
-   thread list (unless a fork since then rebuilt that list), second-level
-   TSD blocks, and what glibc allocated for its TLS.  */
+   thread list (unless a fork since then rebuilt that list) and
+   second-level TSD blocks.  What glibc allocated for its TLS (the DTV,
+   dynamic TLS blocks) stays with the block in the cache, as glibc keeps
+   it with a cached stack, and goes back when the block is reused or
+   unmapped (retire_tls).  Given back at once, it left the heap's top
+   free after a burst of threads ended: malloc returned those pages to
+   the kernel, and the next burst faulted them in again.  */
 static void
 reclaim (struct xp_thread *t)
 {
   if (t->tcb_generation == xp_fork_generation)
     xp_compat_tcb_leave_list (t->tp);
   xp_tsd_release (t);
+}
+
+/* A cached block leaves the cache: its last thread's TLS goes back.  */
+static void
+retire_tls (struct xp_thread *t)
+{
   xp_compat_tcb_destroy (t->tp);
 }
 
@@ -203,6 +214,7 @@ unmap_chain (struct xp_thread *t)
   while (t != NULL)
     {
       struct xp_thread *next = t->cache_next;
+      retire_tls (t);
       unmap_block (t);
       t = next;
     }
@@ -240,6 +252,7 @@ map_new_block (size_t map_size, size_t guard_size)
 static struct xp_thread *
 reuse_block (struct xp_thread *old)
 {
+  retire_tls (old);
   return layout_block (old->map_base, old->map_size);
 }
 
