@@ -2262,9 +2262,10 @@ on_two_cpus (void)
 }
 
 /* One contended acquisition by a fresh thread (on a lock where spins
-   fail, it spins only if its wait is drawn for a probe).  RELEASE_EARLY: unlock as soon as the waiter spins, so that its spin
-   succeeds; else once it has stopped spinning, so that its spin fails.
-   Returns the highest number of spinners seen.  */
+   fail, it spins only if its wait is drawn for a probe).  RELEASE_EARLY:
+   unlock as soon as the waiter spins, so that its spin succeeds; else
+   once it has stopped spinning, so that its spin fails.  Returns the
+   highest number of spinners seen.  */
 static unsigned
 contended_once (pthread_mutex_t *m, bool release_early)
 {
@@ -2314,7 +2315,7 @@ drive_estimate_to_bound (pthread_mutex_t *m)
 }
 
 /* One wait in eight probes a lock at the bound: this many fresh waiters
-   include a probe but for odds of (7/8)^200, about 1e-12.  */
+   include a probe but for odds of (7/8)^200, about 3e-12.  */
 #define PROBE_TRIES 200
 
 /* Failing spins reach the bound; one probe that gets the lock brings the
