@@ -2055,7 +2055,10 @@ END_TEST
    its CPU after asking, so such rounds are tried again.  Each round
    starts from a fresh mutex: a round whose spin was in vain (the owner
    lost its CPU) would otherwise leave the lock's spin estimate at its
-   bound, where later waiters spin only as probes and hardly ever ask.  */
+   bound, where later waiters spin only as probes and hardly ever ask.
+   The fresh mutex's hold estimate (__elision, in 16 ns units) says that
+   turns pay, so that every spin asks: otherwise only one in 16, drawn at
+   random, would.  */
 #define TURN_ONLY_ARG "--turn-only"
 #define TURN_ASKED_BIT 4
 #define TURN_ATTEMPTS 50
@@ -2110,6 +2113,7 @@ static enum turn_round
 one_turn (const int cpus[2])
 {
   ck_assert_int_eq (pthread_mutex_init (&turn_lock, NULL), 0);
+  turn_lock.__data.__elision = 1000;
   pin (cpus[0], NULL);
   pthread_attr_t attr;
   ck_assert_int_eq (pthread_attr_init (&attr), 0);
