@@ -47,6 +47,14 @@
    With -k KIND every metric name starts with "KIND_".  A C library
    without PTHREAD_MUTEX_ADAPTIVE_NP (musl) refuses -k adaptive.
 
+   -w also times every lock call of the contended cells and prints, per
+   cell, longest_wait_T<t>_cs<ns> (the longest of all threads, median of
+   the rounds) and thread_longest_wait_T<t>_cs<ns> (the median thread's
+   longest), in milliseconds: how long a waiter can be kept waiting,
+   which the rates and fairness do not show.  The clock reads cost time
+   outside the lock, so the rates of a -w run are not those of a run
+   without it.
+
    -c T:NS runs only that cell (repeatable); -u PAIRS runs only PAIRS
    uncontended pairs and prints nothing else, for counting instructions
    (bench/count-mutex runs it under callgrind); -t then keeps a second,
@@ -54,11 +62,12 @@
    multi-threaded process.
 
    usage: bench-mutex [-k default|adaptive|errorcheck|recursive]
-                      [-s SECONDS] [-R ROUNDS] [-c T:NS]... [-u PAIRS [-t]]
-                      [-L [-N OPS]]  */
+                      [-s SECONDS] [-R ROUNDS] [-w] [-c T:NS]...
+                      [-u PAIRS [-t]] [-L [-N OPS]]  */
 #include "bench.h"
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #define LINE 64
 
@@ -75,6 +84,7 @@ static const char *prefix = "";
 static double seconds_per_cell = 0.2;
 static int rounds = 3;
 static double iters_per_ns;
+static bool timing_waits;
 
 /* Busy work of a calibrated length, standing for a critical section: a
    loop the compiler must keep, touching no memory.  */
@@ -147,6 +157,7 @@ struct contender
   pthread_t thread;
   long cs_iters;
   long count;
+  double longest_wait;          /* seconds, with -w */
 };
 
 static atomic_int go, stop;
@@ -156,11 +167,19 @@ contend (void *arg)
 {
   struct contender *c = arg;
   long count = 0;
+  double longest = 0;
   while (!atomic_load_explicit (&go, memory_order_acquire))
     ;
   while (!atomic_load_explicit (&stop, memory_order_relaxed))
     {
+      double asked = timing_waits ? bench_now () : 0;
       pthread_mutex_lock (&shared.lock);
+      if (timing_waits)
+        {
+          double waited = bench_now () - asked;
+          if (waited > longest)
+            longest = waited;
+        }
       shared.protected_count++;
       work (c->cs_iters);
       pthread_mutex_unlock (&shared.lock);
@@ -170,6 +189,7 @@ contend (void *arg)
       work (20);
     }
   c->count = count;
+  c->longest_wait = longest;
   return NULL;
 }
 
@@ -180,6 +200,7 @@ struct cell
 {
   int threads, cs_ns;
   double rate[MAX_ROUNDS], fairness[MAX_ROUNDS], cpu_ns[MAX_ROUNDS];
+  double longest_wait_ms[MAX_ROUNDS], thread_longest_wait_ms[MAX_ROUNDS];
 };
 
 static pthread_mutexattr_t lock_attr;
@@ -209,9 +230,11 @@ run_cell (struct cell *cell, int round)
   atomic_store (&stop, 1);
   double elapsed = bench_now () - t0;
   long total = 0, least = -1, most = 0;
+  double waits_ms[threads];
   for (int i = 0; i < threads; i++)
     {
       pthread_join (c[i].thread, NULL);
+      waits_ms[i] = c[i].longest_wait * 1e3;
       total += c[i].count;
       if (least < 0 || c[i].count < least)
         least = c[i].count;
@@ -229,6 +252,11 @@ run_cell (struct cell *cell, int round)
   cell->cpu_ns[round] = total > 0 ? (bench_cpu_seconds () - cpu0) * 1e9
                                     / total : 0;
   cell->fairness[round] = most > 0 ? (double) least / most : 0;
+  cell->thread_longest_wait_ms[round] = median (waits_ms, threads);
+  cell->longest_wait_ms[round] = waits_ms[0];
+  for (int i = 1; i < threads; i++)
+    if (waits_ms[i] > cell->longest_wait_ms[round])
+      cell->longest_wait_ms[round] = waits_ms[i];
 }
 
 static void
@@ -257,6 +285,14 @@ report_cell (struct cell *cell)
   snprintf (name, sizeof name, "%scpu_T%d_cs%d", prefix, cell->threads,
             cell->cs_ns);
   bench_metric (name, median (cell->cpu_ns, rounds), "ns", 0);
+  if (!timing_waits)
+    return;
+  snprintf (name, sizeof name, "%slongest_wait_T%d_cs%d", prefix,
+            cell->threads, cell->cs_ns);
+  bench_metric (name, median (cell->longest_wait_ms, rounds), "ms", 0);
+  snprintf (name, sizeof name, "%sthread_longest_wait_T%d_cs%d", prefix,
+            cell->threads, cell->cs_ns);
+  bench_metric (name, median (cell->thread_longest_wait_ms, rounds), "ms", 0);
 }
 
 static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -441,8 +477,8 @@ static __attribute__ ((noreturn)) void
 usage (const char *prog)
 {
   fprintf (stderr, "usage: %s [-k default|adaptive|errorcheck|recursive] "
-           "[-s SECONDS] [-R ROUNDS] [-c THREADS:NS]... [-u PAIRS [-t]] "
-           "[-L [-N OPS]]\n",
+           "[-s SECONDS] [-R ROUNDS] [-w] [-c THREADS:NS]... "
+           "[-u PAIRS [-t]] [-L [-N OPS]]\n",
            prog);
   exit (2);
 }
@@ -457,7 +493,7 @@ main (int argc, char **argv)
   long ops = 2000000;
   int opt;
   pthread_mutexattr_init (&lock_attr);
-  while ((opt = getopt (argc, argv, "k:s:R:c:u:tLN:")) != -1)
+  while ((opt = getopt (argc, argv, "k:s:R:wc:u:tLN:")) != -1)
     if (opt == 'k')
       {
         static const struct { const char *name; int type; } kinds[] = {
@@ -494,6 +530,8 @@ main (int argc, char **argv)
         if (rounds > MAX_ROUNDS)
           usage (argv[0]);
       }
+    else if (opt == 'w')
+      timing_waits = true;
     else if (opt == 'c')
       {
         int t, ns;
