@@ -186,6 +186,20 @@ call_after_reading_clock (void *arg)
   return NULL;
 }
 
+bool
+xp_test_sleeps_in_kernel (pid_t tid)
+{
+  char path[64], line[512];
+  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int) tid);
+  FILE *f = fopen (path, "r");
+  ck_assert_msg (f != NULL, "no %s", path);
+  size_t len = fread (line, 1, sizeof line - 1, f);
+  fclose (f);
+  line[len] = '\0';
+  const char *end_of_name = strrchr (line, ')');
+  return end_of_name != NULL && strncmp (end_of_name, ") S", 3) == 0;
+}
+
 void
 xp_test_check_late_start (void *lock, void (*take_and_release) (void *),
                           void (*release) (void *), bool (*shown) (void *),

@@ -33,6 +33,9 @@ double xp_test_pause_seconds (int rounds);
    process has one CPU, where nobody spins or starts late.  */
 void xp_test_rerun_late (const char *arg);
 
+/* Whether thread TID of this process sleeps in the kernel (state S).  */
+bool xp_test_sleeps_in_kernel (pid_t tid);
+
 /* The caller holds LOCK.  Start a thread (with ATTR, or none) that reads
    the clock and calls TAKE_AND_RELEASE (LOCK), and fail unless SHOWN
    (LOCK), which says that the thread spins or sleeps, stays false for at

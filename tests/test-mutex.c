@@ -2341,6 +2341,134 @@ START_TEST (failing_spins_stop)
 }
 END_TEST
 
+/* ---- owners away ---------------------------------------------------- */
+
+struct away_owner
+{
+  pthread_mutex_t held, blocker;
+  pid_t tid;
+  int holds, stop;
+};
+
+/* Hold the mutex while asleep on another, which the test holds.  */
+static void *
+hold_while_asleep (void *arg)
+{
+  struct away_owner *o = arg;
+  ck_assert_int_eq (pthread_mutex_lock (&o->held), 0);
+  __atomic_store_n (&o->tid, gettid (), __ATOMIC_RELEASE);
+  __atomic_store_n (&o->holds, 1, __ATOMIC_RELEASE);
+  ck_assert_int_eq (pthread_mutex_lock (&o->blocker), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&o->blocker), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&o->held), 0);
+  return NULL;
+}
+
+/* Hold the mutex while yielding, until told to stop.  */
+static void *
+hold_while_yielding (void *arg)
+{
+  struct away_owner *o = arg;
+  ck_assert_int_eq (pthread_mutex_lock (&o->held), 0);
+  __atomic_store_n (&o->holds, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n (&o->stop, __ATOMIC_ACQUIRE))
+    sched_yield ();
+  ck_assert_int_eq (pthread_mutex_unlock (&o->held), 0);
+  return NULL;
+}
+
+/* While OWNER holds a fresh mutex and has left its CPU in the library
+   (asleep or yielding: marked away), a waiter neither waits late nor
+   spins but sleeps at once.  A spin there would watch the lock held all
+   along and push its estimate up, and would be counted while it lasts:
+   the spin state must read 0 once the waiter sleeps.  The owner runs on
+   a CPU of its own: one that shared the waiter's could be preempted
+   between two yields, off its CPU without a mark.  */
+static void
+waiter_sleeps_at_once (void *(*owner) (void *))
+{
+  if (!spinning_expected ())
+    return;
+  struct away_owner o = { .tid = 0 };
+  ck_assert_int_eq (pthread_mutex_init (&o.held, NULL), 0);
+  ck_assert_int_eq (pthread_mutex_init (&o.blocker, NULL), 0);
+  ck_assert_int_eq (pthread_mutex_lock (&o.blocker), 0);
+  pthread_attr_t own_cpu = on_two_cpus (), this_cpu;
+  cpu_set_t mine;
+  ck_assert_int_eq (pthread_getaffinity_np (pthread_self (), sizeof mine,
+                                            &mine), 0);
+  ck_assert_int_eq (pthread_attr_init (&this_cpu), 0);
+  ck_assert_int_eq (pthread_attr_setaffinity_np (&this_cpu, sizeof mine,
+                                                 &mine), 0);
+  pthread_t owner_thread, waiter;
+  ck_assert_int_eq (pthread_create (&owner_thread, &own_cpu, owner, &o), 0);
+  while (!__atomic_load_n (&o.holds, __ATOMIC_ACQUIRE))
+    sched_yield ();
+  if (owner == hold_while_asleep)
+    while (lock_word (&o.blocker) != 2
+           || !xp_test_sleeps_in_kernel (__atomic_load_n (&o.tid,
+                                                          __ATOMIC_ACQUIRE)))
+      usleep (100);
+  ck_assert_int_eq (pthread_create (&waiter, &this_cpu, lock_and_unlock,
+                                    &o.held), 0);
+  ck_assert_int_eq (pthread_attr_destroy (&own_cpu), 0);
+  ck_assert_int_eq (pthread_attr_destroy (&this_cpu), 0);
+  struct timespec deadline = deadline_after_ms (CLOCK_MONOTONIC, 5000);
+  unsigned seen = 0;
+  while (lock_word (&o.held) != 2 && !time_reached (CLOCK_MONOTONIC,
+                                                      &deadline))
+    seen |= spin_state (&o.held);
+  ck_assert_msg (lock_word (&o.held) == 2, "the waiter never slept");
+  seen |= spin_state (&o.held);
+  ck_assert_msg (seen == 0, "the waiter spun while the owner was away: "
+                 "spin state %#x", seen);
+  __atomic_store_n (&o.stop, 1, __ATOMIC_RELEASE);
+  ck_assert_int_eq (pthread_mutex_unlock (&o.blocker), 0);
+  join_or_fail (owner_thread);
+  join_or_fail (waiter);
+  ck_assert_int_eq (pthread_mutex_destroy (&o.held), 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&o.blocker), 0);
+}
+
+START_TEST (owner_asleep_no_spin)
+{
+  waiter_sleeps_at_once (hold_while_asleep);
+}
+END_TEST
+
+/* sched_yield is the library's, which marks the thread away.  */
+START_TEST (owner_yielding_no_spin)
+{
+  Dl_info info;
+  ck_assert_int_ne (dladdr ((void *) &sched_yield, &info), 0);
+  ck_assert_msg (strstr (info.dli_fname, "libxpthread") != NULL,
+                 "sched_yield is bound to %s", info.dli_fname);
+  waiter_sleeps_at_once (hold_while_yielding);
+}
+END_TEST
+
+/* A private normal or adaptive mutex names its owner while held, as
+   glibc's does, for waiters to read its away mark; it counts no users
+   (it has no error checks).  Looped over the two types and the three ways
+   to lock.  */
+START_TEST (private_records_owner)
+{
+  pthread_mutex_t m;
+  init_mutex (&m, _i % 2 ? PTHREAD_MUTEX_ADAPTIVE_NP : PTHREAD_MUTEX_NORMAL,
+              0);
+  struct timespec later = deadline_after_ms (CLOCK_REALTIME, 1000);
+  int how = _i / 2;
+  ck_assert_int_eq (how == 0 ? pthread_mutex_lock (&m)
+                    : how == 1 ? pthread_mutex_trylock (&m)
+                               : pthread_mutex_timedlock (&m, &later), 0);
+  ck_assert_int_eq (m.__data.__owner, gettid ());
+  ck_assert_int_eq (m.__data.__nusers, 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  ck_assert_int_eq (m.__data.__owner, 0);
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
 #define ASKING_ONLY_ARG "--asking-only"
 #define ASKING_MAX_SPINS 400
 
@@ -2977,6 +3105,9 @@ main (int argc, char **argv)
   add_case (s, "spin-asking", asking_spins, 30);
   add_case (s, "spin-one-per-lock", one_spinner_per_lock, 30);
   add_case (s, "spin-late", start_late, 30);
+  add_case (s, "spin-owner-asleep", owner_asleep_no_spin, 30);
+  add_case (s, "spin-owner-yielding", owner_yielding_no_spin, 30);
+  add_loop_case (s, "private-owner", private_records_owner, 6, 10);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
   add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
                  30);

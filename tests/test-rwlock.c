@@ -851,6 +851,68 @@ START_TEST (test_writer_starts_late)
 }
 END_TEST
 
+struct away_writer
+{
+  pthread_rwlock_t *l;
+  pthread_mutex_t blocker;
+  pid_t tid;
+};
+
+/* Hold the lock for writing while asleep on a mutex the test holds.  */
+static void *
+write_while_asleep (void *arg)
+{
+  struct away_writer *w = arg;
+  ck_assert_int_eq (pthread_rwlock_wrlock (w->l), 0);
+  __atomic_store_n (&w->tid, gettid (), __ATOMIC_RELEASE);
+  ck_assert_int_eq (pthread_mutex_lock (&w->blocker), 0);
+  ck_assert_int_eq (pthread_mutex_unlock (&w->blocker), 0);
+  ck_assert_int_eq (pthread_rwlock_unlock (w->l), 0);
+  return NULL;
+}
+
+static void *
+write_once (void *l)
+{
+  write_and_unlock (l);
+  return NULL;
+}
+
+/* A writer that finds the lock held by a writer asleep in the library
+   (marked away) does not start late but sleeps at once: by the time it
+   shows itself waiting it has used far less CPU time than the late
+   start's rounds take.  */
+START_TEST (test_no_late_start_for_away_writer)
+{
+  pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+  struct away_writer w = { .l = &l, .tid = 0 };
+  ck_assert_int_eq (pthread_mutex_init (&w.blocker, NULL), 0);
+  ck_assert_int_eq (pthread_mutex_lock (&w.blocker), 0);
+  pthread_t holder, waiter;
+  ck_assert_int_eq (pthread_create (&holder, NULL, write_while_asleep, &w),
+                    0);
+  pid_t tid;
+  while ((tid = __atomic_load_n (&w.tid, __ATOMIC_ACQUIRE)) == 0
+         || w.blocker.__data.__lock != 2 || !xp_test_sleeps_in_kernel (tid))
+    usleep (100);
+  ck_assert_int_eq (pthread_create (&waiter, NULL, write_once, &l), 0);
+  while (!writer_shown (&l))
+    usleep (100);
+  clockid_t clock;
+  struct timespec used;
+  ck_assert_int_eq (pthread_getcpuclockid (waiter, &clock), 0);
+  ck_assert_int_eq (clock_gettime (clock, &used), 0);
+  double late = xp_test_pause_seconds (XP_TEST_LATE_ROUNDS);
+  double seconds = used.tv_sec + used.tv_nsec / 1e9;
+  ck_assert_int_eq (pthread_mutex_unlock (&w.blocker), 0);
+  ck_assert_int_eq (pthread_join (holder, NULL), 0);
+  ck_assert_int_eq (pthread_join (waiter, NULL), 0);
+  ck_assert_msg (seconds < late / 4, "the writer used %.0f us before it "
+                 "slept; its late start takes %.0f us", seconds * 1e6,
+                 late * 1e6);
+}
+END_TEST
+
 START_TEST (test_start_late)
 {
   xp_test_rerun_late (LATE_ONLY_ARG);
@@ -864,6 +926,7 @@ late_suite (void)
   TCase *tc = tcase_create ("late");
   tcase_set_timeout (tc, TIMEOUT);
   tcase_add_test (tc, test_writer_starts_late);
+  tcase_add_test (tc, test_no_late_start_for_away_writer);
   suite_add_tcase (s, tc);
   return s;
 }

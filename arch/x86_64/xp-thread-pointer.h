@@ -17,6 +17,15 @@ xp_thread_pointer (void)
   return tp;
 }
 
+/* The int at byte offset OFF from the thread pointer, in one load.  */
+static inline int
+xp_thread_int_at (ptrdiff_t off)
+{
+  int v;
+  __asm__ ("movl %%fs:(%1), %0" : "=r" (v) : "r" (off));
+  return v;
+}
+
 /* Byte offsets in glibc's x86_64 tcbhead_t; this header is ABI (GCC emits
    %fs:0x28 for the stack protector), so the offsets are fixed.  */
 #define XP_TCB_OFF_TCB 0

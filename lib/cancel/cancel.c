@@ -72,8 +72,10 @@ xp_futex_wait_cp (int *word, int expected, clockid_t clock,
   struct xp_thread *self = xp_self ();
   bool was_masked = self->cancel_masked;
   self->cancel_masked = true;
+  int tid = xp_away_begin ();
   int r = (int) xp_syscall_cp (SYS_futex, (long) word, op, expected,
                                (long) abstime, 0, FUTEX_BITSET_MATCH_ANY);
+  xp_away_end (tid);
   self->cancel_masked = was_masked;
   return r;
 }

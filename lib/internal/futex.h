@@ -1,7 +1,9 @@
-/* Thin futex(2) wrappers.  Results are the kernel's (0 or -errno).  */
+/* Thin futex(2) wrappers.  Results are the kernel's (0 or -errno).  A
+   thread asleep in a wait is marked away (away.h).  */
 #ifndef XP_INTERNAL_FUTEX_H
 #define XP_INTERNAL_FUTEX_H
 
+#include "away.h"
 #include "common.h"
 #include <errno.h>
 #include <linux/futex.h>
@@ -14,7 +16,10 @@ static inline int
 xp_futex_wait (int *word, int expected, bool private_)
 {
   int op = FUTEX_WAIT | (private_ ? FUTEX_PRIVATE_FLAG : 0);
-  return (int) xp_syscall4 (SYS_futex, word, op, expected, 0);
+  int tid = xp_away_begin ();
+  int r = (int) xp_syscall4 (SYS_futex, word, op, expected, 0);
+  xp_away_end (tid);
+  return r;
 }
 
 /* The same, for at most TIMEOUT (relative).  */
@@ -23,7 +28,10 @@ xp_futex_wait_for (int *word, int expected, const struct timespec *timeout,
                    bool private_)
 {
   int op = FUTEX_WAIT | (private_ ? FUTEX_PRIVATE_FLAG : 0);
-  return (int) xp_syscall4 (SYS_futex, word, op, expected, timeout);
+  int tid = xp_away_begin ();
+  int r = (int) xp_syscall4 (SYS_futex, word, op, expected, timeout);
+  xp_away_end (tid);
+  return r;
 }
 
 /* Wait with an absolute timeout measured on clock (CLOCK_REALTIME or
@@ -34,8 +42,11 @@ xp_futex_wait_abs (int *word, int expected, clockid_t clock,
 {
   int op = FUTEX_WAIT_BITSET | (private_ ? FUTEX_PRIVATE_FLAG : 0)
            | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
-  return (int) xp_syscall6 (SYS_futex, (long) word, op, expected,
-                            (long) abstime, 0, FUTEX_BITSET_MATCH_ANY);
+  int tid = xp_away_begin ();
+  int r = (int) xp_syscall6 (SYS_futex, (long) word, op, expected,
+                             (long) abstime, 0, FUTEX_BITSET_MATCH_ANY);
+  xp_away_end (tid);
+  return r;
 }
 
 /* A deadline a wait that must sleep cannot use: EINVAL for a malformed

@@ -154,7 +154,7 @@ xp_mutex_robust_lock (pthread_mutex_t *m, int kind, clockid_t clock,
           spun = true;
           unsigned rounds;
           if (xp_spin_for_word (word_of (m), tid, xp_mutex_spin_state (m),
-                                NULL, 0, &rounds))
+                                NULL, word_of (m), 0, &rounds))
             break;
           old = xp_load_relaxed (word);
           continue;

@@ -38,17 +38,18 @@
    unlock's wait for the asker is bounded, so a turn asked by a spinner
    that left costs at most that.
 
-   The recursive and error-checking kinds, and every process-shared kind,
-   record the owner's tid and count __nusers, as glibc does, so that error
-   checks and recursion work and a shared mutex looks the same to a glibc
-   process (whose destroy answers EBUSY while __nusers is not 0).  The
-   private normal (default) and adaptive kinds have no error checks and
-   skip that bookkeeping, which only a debugger would see (glibc asserts
-   __owner == 0 after locking them, which stays true): their lock and
-   unlock are a handful of instructions.  The other kinds lock a free
-   mutex and make their owner's last unlock inline too, and go to
-   lock_typed and unlock_typed for the rest (recursion, errors, waits).
-   bench/count-mutex counts the instructions of each kind.
+   Every kind records its owner's tid in __owner while held, as glibc
+   does: error checks and recursion need it, and waiters read the owner's
+   away mark by it (spin-policy.c).  The recursive and error-checking
+   kinds, and every process-shared kind, also count __nusers, as glibc
+   does, so that a shared mutex looks the same to a glibc process (whose
+   destroy answers EBUSY while __nusers is not 0).  The private normal
+   (default) and adaptive kinds have no error checks and skip that count,
+   which only a debugger would see: their lock and unlock are a handful of
+   instructions.  The other kinds lock a free mutex and make their
+   owner's last unlock inline too, and go to lock_typed and unlock_typed
+   for the rest (recursion, errors, waits).  bench/count-mutex counts the
+   instructions of each kind.
 
    The contention profiler (prof.h) is told of a wait in
    acquire_word_slow and of a failed try; a private mutex so contended
@@ -75,22 +76,28 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 
+/* Every kind records its owner's tid, which waiters read for its away
+   mark; the kinds without a fast path of their own count __nusers.  */
+static inline bool
+counts_users (int kind)
+{
+  return kind != 0 && kind != PTHREAD_MUTEX_ADAPTIVE_NP;
+}
+
 static inline void
 take_ownership (pthread_mutex_t *m, int kind, int tid)
 {
-  if (kind == 0 || kind == PTHREAD_MUTEX_ADAPTIVE_NP)
-    return;
   m->__data.__owner = tid;
-  m->__data.__nusers++;
+  if (counts_users (kind))
+    m->__data.__nusers++;
 }
 
 static inline void
 give_up_ownership (pthread_mutex_t *m, int kind)
 {
-  if (kind == 0 || kind == PTHREAD_MUTEX_ADAPTIVE_NP)
-    return;
   m->__data.__owner = 0;
-  m->__data.__nusers--;
+  if (counts_users (kind))
+    m->__data.__nusers--;
 }
 
 /* The spinner that asked for a turn looks at every round: leave the word
@@ -223,7 +230,7 @@ spin_then_sleep (pthread_mutex_t *m, int kind, int locked, int bound,
   unsigned rounds;
   bool taken = xp_spin_for_word (&m->__data.__lock, locked,
                                  xp_mutex_spin_state (m), turn_hold (m, kind),
-                                 bound, &rounds);
+                                 &m->__data.__owner, bound, &rounds);
   if (wait != NULL)
     xp_prof_spin_ended (wait, rounds, !taken);
   return taken ? 0 : sleep_for_word (m, kind, clock, abstime, wait);
@@ -457,9 +464,15 @@ lock_watched (pthread_mutex_t *m, int kind, const void *site)
 {
   int expected = 0;
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
-    return xp_prof_mutex_acquired (m, site, swap_owner (m));
-  return acquire_word_slow (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME,
-                            NULL, site, true);
+    {
+      m->__data.__owner = xp_away_tid ();
+      return xp_prof_mutex_acquired (m, site, swap_owner (m));
+    }
+  int err = acquire_word_slow (m, kind & ~XP_MUTEX_PROFILED, CLOCK_REALTIME,
+                               NULL, site, true);
+  if (err == 0)
+    m->__data.__owner = xp_away_tid ();
+  return err;
 }
 
 static __attribute__ ((noinline)) int
@@ -556,11 +569,15 @@ pthread_mutex_lock (pthread_mutex_t *m)
   if (alone () && m->__data.__lock == 0)
     {
       m->__data.__lock = 1;
+      m->__data.__owner = xp_away_tid ();   /* no system call, no frame */
       return 0;
     }
   int expected = 0;
   if (xp_likely (xp_cas (&m->__data.__lock, &expected, 1)))
-    return 0;
+    {
+      m->__data.__owner = xp_away_tid ();
+      return 0;
+    }
   return lock_slow (m, kind, XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_mutex_lock)
@@ -662,6 +679,7 @@ static __attribute__ ((noinline)) int
 unlock_watched (pthread_mutex_t *m, int kind)
 {
   xp_prof_releasing (m);
+  m->__data.__owner = 0;
   return release_word (m, kind & ~XP_MUTEX_PROFILED);
 }
 
@@ -731,6 +749,7 @@ pthread_mutex_unlock (pthread_mutex_t *m)
           return 0;
         }
     }
+  m->__data.__owner = 0;
   if (alone () && m->__data.__lock == 1)
     m->__data.__lock = 0;
   else

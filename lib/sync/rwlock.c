@@ -547,11 +547,13 @@ writer_may_enter (void *lock)
    and where writes are few so are the writers waiting at once.  A
    writer waiting for the lock starts late, as a mutex waiter does;
    readers, who enter together when a writer leaves, and a writer
-   draining the slots start at once.  */
+   draining the slots start at once.  Nobody waits late or spins while
+   the writer that holds the lock is away (away.h).  */
 static bool
 spin_until (pthread_rwlock_t *rw, bool (*ready) (void *), bool late)
 {
-  return xp_spin_until_shared (ready, rw, late);
+  return xp_spin_until_shared (ready, rw, late,
+                               &rw->__data.__cur_writer);
 }
 
 /* The caller has just set WRITER in the lock word, which keeps new

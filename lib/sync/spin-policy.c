@@ -9,6 +9,13 @@
      spinner only keeps the owner from running;
    - the waiter does not run SCHED_FIFO or SCHED_RR, where a spinning
      waiter can keep the owner off the CPU they share;
+   - the owner is not away: a mutex records its owner's tid, and a thread
+     that yields or sleeps in the library marks itself away meanwhile
+     (away.h).  A waiter that finds the owner away sleeps at once, and one
+     that finds it so while it starts late or spins stops there: the lock
+     cannot come free before the owner is back on a CPU, and with more
+     threads than CPUs the waiter would hold the very CPU that the owner
+     waits for;
    - no other thread spins on the same lock (XPTHREAD_SPINNERS per lock):
      the others sleep (after starting late, below).  Every look at a
      held lock's word pulls its cache line away from the owner, whose

@@ -202,13 +202,22 @@ xp_turn_allowed (const short *hold)
    lets start_late rounds pass before it first looks at the lock, touching
    nothing.  Meanwhile it neither pulls the lock's line away from the
    owner, who keeps taking the lock back on its own CPU, nor sleeps,
-   which would make every unlock a wake.  Returns the rounds spent.  */
+   which would make every unlock a wake.  OWNER: the tid of the lock's
+   owner (0: unknown), whose away mark it reads every XP_AWAY_LOOK
+   rounds, a line the owner does not write while it runs: the wait ends
+   early when the owner has left its CPU (away.h).  Returns the rounds
+   spent, negated when it ended early.  */
+#define XP_AWAY_LOOK 16
 static inline int
-xp_spin_wait_late (void)
+xp_spin_wait_late (int owner)
 {
   int rounds = xp_spin_config.start_late;
-  for (int n = rounds; n > 0; n--)
-    xp_cpu_relax ();
+  for (int n = 1; n <= rounds; n++)
+    {
+      xp_cpu_relax ();
+      if (n % XP_AWAY_LOOK == 0 && xp_away (owner))
+        return -n;
+    }
   return rounds;
 }
 
@@ -216,12 +225,20 @@ xp_spin_wait_late (void)
    the waiter goes straight to join, which lets it probe or sends it to
    sleep.  */
 static inline int
-xp_spin_start_late (const unsigned short *state)
+xp_spin_start_late (const unsigned short *state, int owner)
 {
   if ((int) (xp_load_relaxed (state) & XP_SPIN_ESTIMATE_MASK)
       >= xp_spin_config.max_spins)
     return 0;
-  return xp_spin_wait_late ();
+  return xp_spin_wait_late (owner);
+}
+
+/* The tid of a lock's owner, read from OWNER (a word that holds it in
+   its FUTEX_TID_MASK bits, or NULL: unknown).  */
+static inline int
+xp_spin_owner (const int *owner)
+{
+  return owner != NULL ? xp_load_relaxed (owner) & FUTEX_TID_MASK : 0;
 }
 
 /* Spin until *word reads 0 and is swapped to locked, within a bound
@@ -235,19 +252,25 @@ xp_spin_start_late (const unsigned short *state)
    in the held word, asking the owner's unlock to leave it the lock
    (mutex.c), then looks at every round for up to max_spins more; if it
    gets the lock that way it marks
-   it XP_TURN_TIMED.  Returns true when the lock was taken; false also
-   when it may not spin (xp_spin_join).  *ROUNDS: the rounds it spun or
-   let pass.  */
+   it XP_TURN_TIMED.  OWNER: where the lock keeps its owner's tid
+   (xp_spin_owner); a waiter neither waits late nor spins while the owner
+   is away (away.h), and a spin that finds it away ends without teaching
+   the estimate anything.  Returns true when the lock was taken; false
+   also when it may not spin (xp_spin_join).  *ROUNDS: the rounds it spun
+   or let pass.  */
 static inline bool
 xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
-                  int bound, unsigned *rounds)
+                  const int *owner, int bound, unsigned *rounds)
 {
   *rounds = 0;
-  if (!xp_spin_allowed ())
+  if (!xp_spin_allowed () || xp_away (xp_spin_owner (owner)))
     return false;
-  int late = bound == 0 ? xp_spin_start_late (state) : 0;
+  int late = bound == 0 ? xp_spin_start_late (state, xp_spin_owner (owner))
+                        : 0;
+  *rounds = (unsigned) (late < 0 ? -late : late);
+  if (late < 0)
+    return false;
   int est = xp_spin_join (state);
-  *rounds = (unsigned) late;
   if (est < 0)
     return false;
   int limit = bound != 0 ? bound : 2 * est + 10;
@@ -256,7 +279,7 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
   int ask_at = limit > xp_spin_config.turn_after && xp_turn_allowed (hold)
                ? xp_spin_config.turn_after : INT_MAX;
   int n = 0;
-  bool taken = false, asked = false;
+  bool taken = false, asked = false, away = false;
   int first = xp_load_relaxed (word);
   bool changed = false;
   unsigned backoff = 1;
@@ -265,6 +288,11 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
   while (n < limit)
     {
       int seen = xp_load_relaxed (word);
+      if (xp_away (xp_spin_owner (owner)))
+        {
+          away = true;
+          break;
+        }
       changed |= seen != first;
       if (seen == 0)
         {
@@ -301,7 +329,7 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
           n++;
         }
     }
-  xp_spin_leave (state, bound != 0 ? est
+  xp_spin_leave (state, bound != 0 || away ? est
                    : xp_spin_learn (est, n, !taken && !changed,
                                     XP_SPIN_MUTEX_VAIN_SHIFT));
   *rounds += (unsigned) n;
@@ -309,17 +337,18 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
 }
 
 /* Spin read-only until READY (ARG) holds or LIMIT rounds passed, looking
-   at every round or, with GAPS, with the gaps of xp_spin_gap.  *ROUNDS:
-   the rounds spun.  */
+   at every round or, with GAPS, with the gaps of xp_spin_gap; and, given
+   where the lock keeps its owner's tid (OWNER, xp_spin_owner), until the
+   owner is away.  *ROUNDS: the rounds spun.  */
 static inline bool
 xp_spin_rounds (bool (*ready) (void *), void *arg, bool gaps, int limit,
-                int *rounds)
+                const int *owner, int *rounds)
 {
   bool done = false;
   unsigned backoff = 1;
   unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
   int n = 0;
-  while (n < limit && !(done = ready (arg)))
+  while (n < limit && !(done = ready (arg)) && !xp_away (xp_spin_owner (owner)))
     for (unsigned gap = gaps ? xp_spin_gap (&backoff, &jitter) : 1; gap > 0;
          gap--)
       {
@@ -346,7 +375,7 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
   if (limit > xp_spin_config.max_spins)
     limit = xp_spin_config.max_spins;
   int n;
-  bool done = xp_spin_rounds (ready, arg, gaps, limit, &n);
+  bool done = xp_spin_rounds (ready, arg, gaps, limit, NULL, &n);
   xp_spin_leave (state, xp_spin_learn (est, n, !done,
                                        XP_SPIN_WAIT_VAIN_SHIFT));
   return done;
@@ -359,16 +388,21 @@ xp_spin_until (unsigned short *state, bool (*ready) (void *), void *arg,
    one refused a spin because another spins, or because spins that
    outlasted a preempted holder pushed the bound up, sleeps where a spin
    of a few microseconds would have let it in.  LATE: a waiter for
-   exclusive ownership, which starts late (xp_spin_wait_late).  */
+   exclusive ownership, which starts late (xp_spin_wait_late).  OWNER:
+   where the lock keeps the tid of the thread holding it alone, 0 when
+   none does (xp_spin_owner); as for a mutex, nobody waits late or spins
+   while that thread is away.  */
 static inline bool
-xp_spin_until_shared (bool (*ready) (void *), void *arg, bool late)
+xp_spin_until_shared (bool (*ready) (void *), void *arg, bool late,
+                      const int *owner)
 {
-  if (!xp_spin_allowed ())
+  if (!xp_spin_allowed () || xp_away (xp_spin_owner (owner)))
     return false;
-  if (late)
-    xp_spin_wait_late ();
+  if (late && xp_spin_wait_late (xp_spin_owner (owner)) < 0)
+    return false;
   int n;
-  return xp_spin_rounds (ready, arg, true, xp_spin_config.max_spins, &n);
+  return xp_spin_rounds (ready, arg, true, xp_spin_config.max_spins, owner,
+                         &n);
 }
 
 #endif

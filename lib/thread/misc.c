@@ -1,6 +1,7 @@
 /* Small entry points that need no state of their own, or almost none.  */
 #define _GNU_SOURCE
 #include "attr.h"
+#include "away.h"
 #include "compat.h"
 #include "export.h"
 #include <errno.h>
@@ -18,16 +19,27 @@ pthread_equal (pthread_t a, pthread_t b)
 }
 XP_EXPORT (pthread_equal)
 
+/* A thread that yields is marked away meanwhile (away.h), so that the
+   waiters of the locks it holds stop spinning: hence sched_yield here,
+   over glibc's.  */
+int
+sched_yield (void)
+{
+  xp_yield ();
+  return 0;
+}
+XP_EXPORT (sched_yield)
+
 /* <pthread.h> turns calls to pthread_yield into calls to sched_yield, so
    only binaries built before that still call it, by its symbol name,
-   which the definition needs spelled out.  Linux's sched_yield cannot
-   fail.  */
+   which the definition needs spelled out.  */
 int xp_pthread_yield (void) __asm__ ("pthread_yield");
 
 int
 xp_pthread_yield (void)
 {
-  return (int) -xp_syscall0 (SYS_sched_yield);
+  xp_yield ();
+  return 0;
 }
 XP_EXPORT (pthread_yield)
 
