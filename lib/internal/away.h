@@ -27,6 +27,9 @@
 
 extern int xp_away_marks[XP_AWAY_SLOTS] XP_HIDDEN;
 
+/* In the child of fork: clear the marks of the threads left behind.  */
+void xp_away_after_fork_child (void) XP_HIDDEN;
+
 /* The calling thread's tid, read from glibc's descriptor, without a
    system call; 0 where its place is unknown.  */
 static inline int

@@ -77,7 +77,8 @@
 #include <sys/single_threaded.h>
 
 /* Every kind records its owner's tid, which waiters read for its away
-   mark; the kinds without a fast path of their own count __nusers.  */
+   mark; all but the private normal and adaptive kinds also count
+   __nusers, as glibc does.  */
 static inline bool
 counts_users (int kind)
 {

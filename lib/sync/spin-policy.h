@@ -348,7 +348,8 @@ xp_spin_rounds (bool (*ready) (void *), void *arg, bool gaps, int limit,
   unsigned backoff = 1;
   unsigned jitter = (unsigned) (uintptr_t) &backoff * 2654435761u;
   int n = 0;
-  while (n < limit && !(done = ready (arg)) && !xp_away (xp_spin_owner (owner)))
+  while (n < limit && !(done = ready (arg))
+         && !xp_away (xp_spin_owner (owner)))
     for (unsigned gap = gaps ? xp_spin_gap (&backoff, &jitter) : 1; gap > 0;
          gap--)
       {

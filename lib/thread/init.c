@@ -9,6 +9,7 @@
    it.  */
 #define _GNU_SOURCE
 #include "attr.h"
+#include "away.h"
 #include "compat.h"
 #include "fork-locks.h"
 #include "robust-list.h"
@@ -53,6 +54,7 @@ after_fork_child (void)
   xp_unlock (&self->exit_lock);
   xp_unlock (&self->sched_lock);
   xp_block_cache_after_fork_child ();
+  xp_away_after_fork_child ();
   xp_fork_locks_release (true);
 }
 
