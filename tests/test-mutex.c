@@ -2469,6 +2469,33 @@ START_TEST (private_records_owner)
 }
 END_TEST
 
+/* In the child of fork the owner recorded is the child's tid, which
+   waiters there read for its away mark.  */
+START_TEST (private_owner_after_fork)
+{
+  pthread_mutex_t m;
+  init_mutex (&m, PTHREAD_MUTEX_NORMAL, 0);
+  ck_assert_int_eq (pthread_mutex_lock (&m), 0);
+  ck_assert_int_eq (m.__data.__owner, gettid ());
+  ck_assert_int_eq (pthread_mutex_unlock (&m), 0);
+  pid_t child = fork ();
+  ck_assert_int_ge (child, 0);
+  if (child == 0)
+    {
+      bool right = pthread_mutex_lock (&m) == 0
+                   && m.__data.__owner == gettid ()
+                   && pthread_mutex_unlock (&m) == 0
+                   && m.__data.__owner == 0;
+      _exit (right ? 0 : 1);
+    }
+  int status;
+  ck_assert_int_eq (waitpid (child, &status, 0), child);
+  ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                 "the child recorded another owner than itself");
+  ck_assert_int_eq (pthread_mutex_destroy (&m), 0);
+}
+END_TEST
+
 #define ASKING_ONLY_ARG "--asking-only"
 #define ASKING_MAX_SPINS 400
 
@@ -3108,6 +3135,7 @@ main (int argc, char **argv)
   add_case (s, "spin-owner-asleep", owner_asleep_no_spin, 30);
   add_case (s, "spin-owner-yielding", owner_yielding_no_spin, 30);
   add_loop_case (s, "private-owner", private_records_owner, 6, 10);
+  add_case (s, "private-owner-fork", private_owner_after_fork, 10);
   add_loop_case (s, "glibc-peer-count", pshared_with_glibc_process, 8, 30);
   add_loop_case (s, "glibc-peer-robust", robust_owner_death_with_glibc, 2,
                  30);

@@ -17,12 +17,14 @@ xp_thread_pointer (void)
   return tp;
 }
 
-/* The int at byte offset OFF from the thread pointer, in one load.  */
+/* The int at byte offset OFF from the thread pointer, in one load; read
+   afresh at every call, as a volatile load would be (fork changes the
+   tid that glibc's descriptor holds).  */
 static inline int
 xp_thread_int_at (ptrdiff_t off)
 {
   int v;
-  __asm__ ("movl %%fs:(%1), %0" : "=r" (v) : "r" (off));
+  __asm__ volatile ("movl %%fs:(%1), %0" : "=r" (v) : "r" (off));
   return v;
 }
 
