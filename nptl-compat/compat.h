@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include <pthread.h>
+#include <sys/single_threaded.h>
 
 struct xp_thread;
 
@@ -49,6 +50,18 @@ xp_compat_current_tid (void)
   if (off == 0)
     return xp_gettid ();
   return *(volatile const int *) ((const char *) xp_thread_pointer () + off);
+}
+
+/* Whether the process has had a single thread all along: glibc's public
+   flag (since 2.32), which it clears before its first thread starts, and
+   which xpthread has glibc clear before the first thread of its own
+   (xp_compat_go_multithreaded), and never sets again (read in 2.36's and
+   2.41's sources, fork's child included).  The one place that relies on
+   it.  */
+static inline bool
+xp_compat_single_threaded (void)
+{
+  return __libc_single_threaded != 0;
 }
 
 /* Discover and validate glibc's layout and choose the mode (environment

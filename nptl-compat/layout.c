@@ -100,17 +100,30 @@ discover_thread_fields (const char *tp)
   return discover_robust_head (tp);
 }
 
+/* glibc up to 2.40 keeps the rseq area inside struct pthread; from 2.41
+   (x86_64 and others) it lies in the static TLS area below the
+   descriptor, at a negative offset.  Either way it must lie in the block
+   a raw thread's TCB and static TLS occupy, and be aligned as the kernel
+   asks (32 bytes for the original 32-byte registration).  Called once the
+   static TLS size is known.  */
 static const char *
-discover_rseq (const char *tp)
+discover_rseq (void)
 {
   if (&__rseq_offset == NULL || &__rseq_size == NULL)
     return "glibc does not export its rseq area";
   xp_glibc.rseq_offset = __rseq_offset;
   xp_glibc.rseq_size = __rseq_size;
-  if (xp_glibc.rseq_size != 0
-      && (xp_glibc.rseq_offset < 0
-          || (size_t) xp_glibc.rseq_offset + 32 > xp_glibc.tcb_size))
-    return "rseq area outside the thread descriptor";
+  if (xp_glibc.rseq_size == 0)
+    return NULL;
+  ptrdiff_t lowest = -(ptrdiff_t) (xp_glibc.static_tls_size
+                                   - xp_glibc.tcb_size);
+  ptrdiff_t end = xp_glibc.rseq_offset + XP_RSEQ_AREA_SIZE;
+  if (xp_glibc.rseq_offset < lowest || end > (ptrdiff_t) xp_glibc.tcb_size
+      || (xp_glibc.rseq_offset < 0 && end > 0))
+    return "rseq area outside the thread's TCB and static TLS";
+  if (xp_glibc.rseq_offset % XP_RSEQ_AREA_SIZE != 0
+      || xp_glibc.static_tls_align < XP_RSEQ_AREA_SIZE)
+    return "rseq area not aligned as the kernel requires";
   return NULL;
 }
 
@@ -216,12 +229,13 @@ xp_layout_discover (void)
     return "ld.so does not export its static TLS size";
   tls_static_info (&xp_glibc.static_tls_size, &xp_glibc.static_tls_align);
   if ((why = discover_thread_fields (tp)) != NULL
-      || (why = discover_rseq (tp)) != NULL
       || (why = xp_glibc_list_discover (tp)) != NULL)
     return why;
   if (xp_glibc.static_tls_size < xp_glibc.tcb_size
       || xp_glibc.static_tls_align == 0
       || (xp_glibc.static_tls_align & (xp_glibc.static_tls_align - 1)) != 0)
     return "static TLS size or alignment is implausible";
+  if ((why = discover_rseq ()) != NULL)
+    return why;
   return discover_libc_tls (tp);
 }

@@ -4,6 +4,7 @@
 #include "compat.h"
 #include "env.h"
 #include "export.h"
+#include "glibc-cond.h"
 #include "layout.h"
 #include "lock-hooks.h"
 #include "fork-locks.h"
@@ -50,6 +51,7 @@ xp_compat_init (void)
   const char *why = NULL;
   xp_compat_cpu_id_offset = xp_layout_cpu_id_offset ();
   xp_compat_tid_offset = xp_layout_tid_offset ();
+  xp_glibc_cond_find ();
   enum xp_mode mode = requested_mode (&why);
   if (mode == XP_MODE_RAW)
     {

@@ -80,11 +80,21 @@ fill_descriptor (char *tp)
   set_word (tp, xp_glibc.off_robust_head, head);
   set_word (tp, xp_glibc.off_robust_head + sizeof (void *),
             (void *) xp_glibc.robust_futex_offset);
-  /* Until the thread registers rseq, make sched_getcpu ask the kernel
-     rather than read a zero cpu_id.  */
-  if (xp_glibc.rseq_size != 0)
-    *(int *) (tp + xp_glibc.rseq_offset + XP_RSEQ_OFF_CPU_ID)
-      = XP_RSEQ_CPU_ID_REGISTRATION_FAILED;
+}
+
+/* The rseq area may lie in the static TLS area (glibc 2.41 and later),
+   which a reused block does not clear: a stale critical-section pointer
+   there would be followed by the kernel once the area is registered.
+   Until the thread registers it, make sched_getcpu ask the kernel rather
+   than read a zero cpu_id.  */
+static void
+reset_rseq (char *tp)
+{
+  if (xp_glibc.rseq_size == 0)
+    return;
+  memset (tp + xp_glibc.rseq_offset, 0, XP_RSEQ_AREA_SIZE);
+  *(int *) (tp + xp_glibc.rseq_offset + XP_RSEQ_OFF_CPU_ID)
+    = XP_RSEQ_CPU_ID_REGISTRATION_FAILED;
 }
 
 /* The TCB joins glibc's thread list before its TLS is allocated, as
@@ -113,6 +123,7 @@ xp_compat_tcb_build (void *tp, bool fresh)
     }
   if (!fresh)
     memcpy (libc_tls, saved, xp_glibc.libc_tls_size);
+  reset_rseq (t);
   return true;
 }
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -541,6 +542,62 @@ START_TEST (sched_getcpu_pinned)
         tested++;
       }
   ck_assert_int_gt (tested, 0);
+}
+END_TEST
+
+/* ---- rseq ------------------------------------------------------------ */
+
+extern const ptrdiff_t __rseq_offset __attribute__ ((weak));
+extern const unsigned int __rseq_size __attribute__ ((weak));
+
+/* What the kernel answers to registering the calling thread's rseq area,
+   where glibc's __rseq_offset says it is, a second time: EBUSY (or EPERM
+   for a signature other than the one the thread registered with) when
+   exactly that area, with glibc's length of 32 bytes, is registered;
+   EINVAL when another area or none is.  */
+static int
+reregister_rseq (void)
+{
+  char *area = (char *) __builtin_thread_pointer () + __rseq_offset;
+  long r = syscall (SYS_rseq, area, 32, 0, 0x53053053);
+  return r == 0 ? 0 : errno;
+}
+
+static void *
+rseq_worker (void *p)
+{
+  int want = *(int *) p;
+  if (reregister_rseq () != want)
+    return "the thread's rseq area is not registered where glibc says";
+  const int *cpu_id = (const int *) ((char *) __builtin_thread_pointer ()
+                                     + __rseq_offset + 4);
+  if (*cpu_id < 0)
+    return "the kernel does not update the thread's rseq cpu_id";
+  if (*cpu_id != sched_getcpu () && *cpu_id != sched_getcpu ())
+    return "rseq cpu_id and sched_getcpu disagree";
+  return NULL;
+}
+
+/* glibc registers an rseq area for every thread (from 2.35; inside the
+   descriptor up to 2.40, below it in the static TLS area from 2.41) and
+   sched_getcpu reads it; a new thread must have it registered where
+   glibc looks, in a fresh block and in a reused one alike.  */
+START_TEST (rseq_registered)
+{
+  if (&__rseq_size == NULL || __rseq_size == 0)
+    {
+      printf ("rseq: glibc registers no rseq area here; nothing to check\n");
+      return;
+    }
+  int main_answer = reregister_rseq ();
+  ck_assert_msg (main_answer == EBUSY || main_answer == EPERM,
+                 "glibc's own registration in the main thread: %s",
+                 strerror (main_answer));
+  for (int i = 0; i < 4; i++)
+    {
+      pthread_t t = start_thread (rseq_worker, &main_answer);
+      join_ok (t);
+    }
 }
 END_TEST
 
@@ -1116,6 +1173,7 @@ main (void)
   add_case (s, "malloc", malloc_across_threads);
   add_case (s, "locale", locale_per_thread);
   add_case (s, "sched_getcpu", sched_getcpu_pinned);
+  add_case (s, "rseq", rseq_registered);
   add_case (s, "tls-executable", tls_executable);
   add_case (s, "tls-startup", tls_startup_library);
   add_case (s, "tls-dynamic-before", tls_dynamic_loaded_before);

@@ -19,6 +19,10 @@
      (xp_compat_go_multithreaded), which take glibc's thread list lock; a
      raw creator holds that lock while it takes thread_list, so mode comes
      before thread_list.
+   - shared_cond: its holder (nptl-compat/glibc-cond.c) looks glibc's
+     functions up with dlvsym and runs them and xpthread's process-shared
+     mutex on scratch objects, once; the mutex may reach lockdep and
+     prof, so it comes before them.
    - stack_cache: its holder takes glibc's thread list lock (reclaiming a
      block takes its TCB off glibc's list) and calls free; same chain, so
      it comes before thread_list.
@@ -73,6 +77,7 @@
 
 #define XP_FORK_LOCKS(X) \
   X (mode) \
+  X (shared_cond) \
   X (default_attr) \
   X (keys) \
   X (named_sems) \

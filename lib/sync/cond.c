@@ -4,7 +4,8 @@
    Each waiter's node lives on the waiter's stack and has its own futex
    word, so a signal wakes exactly the oldest waiter and never one that
    arrived after the signal.  Process-shared condition variables must
-   follow glibc's protocol to work across processes (cond-shared.c).
+   follow the running glibc's protocol to work across processes: the
+   glibc layer provides it (glibc-cond.h).
 
    Node state, changed only by compare-and-swap:
      WAITING   on the list
@@ -48,6 +49,7 @@
 #include "cancel.h"
 #include "cond.h"
 #include "export.h"
+#include "glibc-cond.h"
 #include "lock.h"
 #include "mutex.h"
 #include "lock-hooks.h"
@@ -260,28 +262,23 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
   return relock != 0 ? relock : err;
 }
 
-static clockid_t
-cond_clock (const struct xp_cond *c)
+static inline unsigned
+cond_flags (pthread_cond_t *cond)
 {
-  return (c->flags & XP_COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+  return xp_load_relaxed (xp_glibc_cond_flags (cond));
+}
+
+static clockid_t
+cond_clock (pthread_cond_t *cond)
+{
+  return (cond_flags (cond) & XP_GLIBC_COND_MONOTONIC) ? CLOCK_MONOTONIC
+                                                       : CLOCK_REALTIME;
 }
 
 static bool
-is_pshared (const struct xp_cond *c)
+is_pshared (pthread_cond_t *cond)
 {
-  return (xp_load_relaxed (&c->flags) & XP_COND_PSHARED) != 0;
-}
-
-static int
-shared_wait (pthread_cond_t *cond, pthread_mutex_t *m, clockid_t clock,
-             const struct timespec *abstime)
-{
-  if (xp_glibc_cond_protocol_known ())
-    return xp_cond_shared_wait (cond, m, clock, abstime);
-  const struct xp_glibc_cond_api *glibc = xp_glibc_cond ();
-  if (abstime == NULL)
-    return glibc->wait (cond, m);
-  return glibc->clockwait (cond, m, clock, abstime);
+  return (cond_flags (cond) & XP_GLIBC_COND_PSHARED) != 0;
 }
 
 int
@@ -290,8 +287,8 @@ pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
   struct xp_cond *c = xp_cond (cond);
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
-  if (is_pshared (c))
-    return shared_wait (cond, m, CLOCK_REALTIME, NULL);
+  if (is_pshared (cond))
+    return xp_shared_cond ()->wait (cond, m, CLOCK_REALTIME, NULL);
   return wait_private (c, m, CLOCK_REALTIME, NULL,
                        XP_CALLER_SITE ());
 }
@@ -304,9 +301,9 @@ pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
   struct xp_cond *c = xp_cond (cond);
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
-  if (is_pshared (c))
-    return shared_wait (cond, m, cond_clock (c), abstime);
-  return wait_private (c, m, cond_clock (c), abstime,
+  if (is_pshared (cond))
+    return xp_shared_cond ()->wait (cond, m, cond_clock (cond), abstime);
+  return wait_private (c, m, cond_clock (cond), abstime,
                        XP_CALLER_SITE ());
 }
 XP_EXPORT (pthread_cond_timedwait)
@@ -320,8 +317,8 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
     return EINVAL;
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
-  if (is_pshared (c))
-    return shared_wait (cond, m, clock, abstime);
+  if (is_pshared (cond))
+    return xp_shared_cond ()->wait (cond, m, clock, abstime);
   return wait_private (c, m, clock, abstime,
                        XP_CALLER_SITE ());
 }
@@ -343,9 +340,8 @@ pthread_cond_signal (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
   XP_PROBE (cond_signal, cond);
-  if (is_pshared (c))
-    return xp_glibc_cond_protocol_known () ? xp_cond_shared_signal (cond)
-                                           : xp_glibc_cond ()->signal (cond);
+  if (is_pshared (cond))
+    return xp_shared_cond ()->signal (cond);
   /* What the signaller did happens before the waits it ends.  */
   xp_hook_sync_words (c, sizeof *c);
   xp_hook_send (c);
@@ -372,10 +368,8 @@ pthread_cond_broadcast (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
   XP_PROBE (cond_broadcast, cond);
-  if (is_pshared (c))
-    return xp_glibc_cond_protocol_known ()
-           ? xp_cond_shared_broadcast (cond)
-           : xp_glibc_cond ()->broadcast (cond);
+  if (is_pshared (cond))
+    return xp_shared_cond ()->broadcast (cond);
   xp_hook_sync_words (c, sizeof *c);
   xp_hook_send (c);
   if (xp_load_relaxed (&c->oldest) == NULL)
@@ -421,11 +415,12 @@ pthread_cond_init (pthread_cond_t *cond, const pthread_condattr_t *attr)
   XP_PROBE (cond_init, cond, attr);
   if (a & XP_CONDATTR_PSHARED)
     {
-      xp_cond_shared_init (cond, (a & XP_CONDATTR_MONOTONIC) != 0);
+      xp_shared_cond ()->init (cond, (a & XP_CONDATTR_MONOTONIC) != 0);
       return 0;
     }
   memset (cond, 0, sizeof *cond);
-  xp_cond (cond)->flags = (a & XP_CONDATTR_MONOTONIC) ? XP_COND_MONOTONIC : 0;
+  *xp_glibc_cond_flags (cond) = (a & XP_CONDATTR_MONOTONIC)
+                                ? XP_GLIBC_COND_MONOTONIC : 0;
   if (xp_prof_active ())
     xp_prof_lock_init (cond, XP_CALLER_SITE ());
   return 0;
@@ -437,9 +432,8 @@ pthread_cond_destroy (pthread_cond_t *cond)
 {
   struct xp_cond *c = xp_cond (cond);
   XP_PROBE (cond_destroy, cond);
-  if (is_pshared (c))
-    return xp_glibc_cond_protocol_known () ? xp_cond_shared_destroy (cond)
-                                           : xp_glibc_cond ()->destroy (cond);
+  if (is_pshared (cond))
+    return xp_shared_cond ()->destroy (cond);
   xp_lock (list_lock (c));
   bool busy = c->oldest != NULL;
   xp_unlock (list_lock (c));

@@ -74,7 +74,6 @@
 #include <limits.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/single_threaded.h>
 
 /* Every kind records its owner's tid, which waiters read for its away
    mark; all but the private normal and adaptive kinds also count
@@ -521,13 +520,12 @@ lock_hooked (pthread_mutex_t *m, int kind, const void *site)
   return lock_told (m, kind, CLOCK_REALTIME, NULL, site);
 }
 
-/* While the process has a single thread (glibc's own flag, cleared for
-   good before the first thread starts), a private mutex needs no atomic
+/* While the process has a single thread, a private mutex needs no atomic
    instruction: nothing else can look at it.  */
 static inline bool
 alone (void)
 {
-  return __libc_single_threaded != 0;
+  return xp_compat_single_threaded ();
 }
 
 int

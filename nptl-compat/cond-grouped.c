@@ -1,10 +1,11 @@
-/* Process-shared condition variables.
+/* Process-shared condition variables in the protocol of glibc 2.25 to
+   2.40, the one with group references (__g_refs).
 
    A process under glibc may wait on and signal the same condition
-   variable, so these follow glibc's algorithm and field use (the protocol
-   of glibc 2.25 to 2.37; nptl-compat checks at run time that the running
-   glibc still speaks it, else glibc's own functions handle process-shared
-   condition variables, which are then no cancellation points).
+   variable, so these follow glibc's algorithm and field use.  glibc-cond.c
+   chooses this protocol only when the running glibc keeps this layout
+   and its own functions behave as this protocol does on scratch objects
+   (xp_cond_grouped_spoken, at the end of this file).
 
    Waiters take consecutive positions in a 64-bit sequence.  The positions
    form two groups kept in two slots: G1, the older group, receives
@@ -13,15 +14,14 @@
    closes G1, waits until no waiter of G1 sleeps on its futex any more,
    and turns G2 into the new G1 and the emptied slot into the new G2.
 
-   Fields of pthread_cond_t.__data:
+   Fields of pthread_cond_t in this release range (struct xp_cond_grouped;
+   glibc 2.41 removed __g_refs and moved the fields after it, so they are
+   spelt here rather than taken from the headers of the build machine);
+   __g1_orig_size and __wrefs as in cond-common.h:
      __wseq        (next position << 1) | slot of G2.  Waiters add 2
                    (holding the mutex); a group switch flips bit 0.
      __g1_start    (first position of G1 << 1) | slot of G2; changed only
                    under the internal lock, read by waiters.
-     __g1_orig_size (size of G1 when it became G1 << 2) | internal lock:
-                   0 free, 1 held, 2 held and someone sleeps on it.
-     __wrefs       (waiters inside a wait call << 3) | 4 destroy sleeps
-                   on it | 2 clock is CLOCK_MONOTONIC | 1 process-shared.
      __g_size[s]   waiters of slot s not signalled yet (G1); for G2 zero
                    minus its waiters that gave up, unsigned arithmetic.
      __g_signals[s] (signals ready to consume << 1) | 1 closed; the futex
@@ -58,94 +58,50 @@
    an old group can mistake a new group's signals for its own.  */
 #define _GNU_SOURCE
 #include "cancel.h"
-#include "cond.h"
+#include "cond-common.h"
+#include "cond-grouped.h"
+#include "glibc-cond.h"
 #include "mutex.h"
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
-#define MAX_GROUP_SIZE (1u << 29)
-
-#define WREFS_WAITER 8u
-#define WREFS_DESTROY_SLEEPS 4u
-
-typedef struct __pthread_cond_s cond_fields;
+typedef struct xp_cond_grouped cond_fields;
 
 static inline cond_fields *
 fields (pthread_cond_t *cond)
 {
-  return &cond->__data;
+  return (cond_fields *) cond;
 }
 
-/* Every futex word here may be shared with another process.  */
 static inline void
 wake (unsigned *word, int count)
 {
-  xp_futex_wake ((int *) word, count, false);
+  xp_cond_wake (word, count);
 }
 
 static inline void
-sleep_on (unsigned *word, unsigned value)
-{
-  xp_futex_wait ((int *) word, (int) value, false);
-}
-
-static inline uint64_t
-g1_start (cond_fields *c)
-{
-  return __atomic_load_n (&c->__g1_start.__value64, __ATOMIC_RELAXED);
-}
-
-/* ---- the internal lock (low bits of __g1_orig_size) ----------------- */
-
-static void
 lock_internal (cond_fields *c)
 {
-  unsigned *word = &c->__g1_orig_size;
-  unsigned s = xp_load_relaxed (word);
-  while ((s & 3) == 0)
-    if (__atomic_compare_exchange_n (word, &s, s | 1, true, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
-      return;
-  for (;;)
-    {
-      /* Mark the lock as having a sleeper; if it was free, it is ours.  */
-      while ((s & 3) != 2)
-        if (__atomic_compare_exchange_n (word, &s, (s & ~3u) | 2, true,
-                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-          {
-            if ((s & 3) == 0)
-              return;
-            break;
-          }
-      sleep_on (word, (s & ~3u) | 2);
-      s = xp_load_relaxed (word);
-    }
+  xp_cond_lock (&c->__g1_orig_size);
 }
 
-static void
+static inline void
 unlock_internal (cond_fields *c)
 {
-  if ((__atomic_fetch_and (&c->__g1_orig_size, ~3u, __ATOMIC_RELEASE) & 3)
-      == 2)
-    wake (&c->__g1_orig_size, 1);
+  xp_cond_unlock (&c->__g1_orig_size);
 }
 
 static inline unsigned
 orig_size (cond_fields *c)
 {
-  return xp_load_relaxed (&c->__g1_orig_size) >> 2;
+  return xp_cond_orig_size (&c->__g1_orig_size);
 }
 
-/* With the lock held; the lock bits may change from 1 to 2 under us, and
-   must survive the store.  */
-static void
-set_orig_size (cond_fields *c, unsigned size)
+static inline uint64_t
+g1_start (cond_fields *c)
 {
-  unsigned s = (xp_load_relaxed (&c->__g1_orig_size) & 3) | (size << 2);
-  if ((__atomic_exchange_n (&c->__g1_orig_size, s, __ATOMIC_RELAXED) & 3)
-      != (s & 3))
-    xp_store_relaxed (&c->__g1_orig_size, (size << 2) | 2);
+  return __atomic_load_n (&c->__g1_start, __ATOMIC_RELAXED);
 }
 
 /* ---- group switch (signallers, lock held) ----------------------------- */
@@ -159,7 +115,7 @@ drain_sleepers (cond_fields *c, unsigned g)
     {
       r = __atomic_fetch_or (&c->__g_refs[g], 1, __ATOMIC_RELAXED) | 1;
       if ((r >> 1) > 0)
-        sleep_on (&c->__g_refs[g], r);
+        xp_cond_sleep (&c->__g_refs[g], r);
       r = xp_load_relaxed (&c->__g_refs[g]);
     }
   __atomic_thread_fence (__ATOMIC_ACQUIRE);
@@ -184,16 +140,16 @@ switch_groups (cond_fields *c, uint64_t wseq, unsigned *g1)
   drain_sleepers (c, *g1);
   /* G1 ends where G2 began; bit 0 becomes the index of the slot that is
      G2 from now on, the old G1's.  */
-  __atomic_fetch_add (&c->__g1_start.__value64,
+  __atomic_fetch_add (&c->__g1_start,
                       ((uint64_t) old_size << 1) + (*g1 == 1 ? 1 : -1),
                       __ATOMIC_RELAXED);
   /* Reopened empty for the waiters it will collect as G2; release pairs
      with waiters' acquire of __g_signals, so they see __g1_start too.  */
   __atomic_store_n (&c->__g_signals[*g1], 0, __ATOMIC_RELEASE);
-  wseq = __atomic_fetch_xor (&c->__wseq.__value64, 1, __ATOMIC_RELEASE) >> 1;
+  wseq = __atomic_fetch_xor (&c->__wseq, 1, __ATOMIC_RELEASE) >> 1;
   *g1 ^= 1;
   unsigned size = (unsigned) (wseq - (old_start + old_size));
-  set_orig_size (c, size);
+  xp_cond_set_orig_size (&c->__g1_orig_size, size);
   /* Added, not stored: G2 counted its departed waiters below zero.  */
   c->__g_size[*g1] += size;
   return c->__g_size[*g1] != 0;
@@ -207,14 +163,14 @@ has_waiters (cond_fields *c)
   return (xp_load_relaxed (&c->__wrefs) >> 3) != 0;
 }
 
-int
-xp_cond_shared_signal (pthread_cond_t *cond)
+static int
+signal_one (pthread_cond_t *cond)
 {
   cond_fields *c = fields (cond);
   if (!has_waiters (c))
     return 0;
   lock_internal (c);
-  uint64_t wseq = xp_load_relaxed (&c->__wseq.__value64);
+  uint64_t wseq = xp_load_relaxed (&c->__wseq);
   unsigned g1 = (unsigned) (wseq & 1) ^ 1;
   bool woke = false;
   if (c->__g_size[g1] != 0 || switch_groups (c, wseq >> 1, &g1))
@@ -238,14 +194,14 @@ signal_group (cond_fields *c, unsigned g)
   c->__g_size[g] = 0;
 }
 
-int
-xp_cond_shared_broadcast (pthread_cond_t *cond)
+static int
+signal_all (pthread_cond_t *cond)
 {
   cond_fields *c = fields (cond);
   if (!has_waiters (c))
     return 0;
   lock_internal (c);
-  uint64_t wseq = xp_load_relaxed (&c->__wseq.__value64);
+  uint64_t wseq = xp_load_relaxed (&c->__wseq);
   unsigned g1 = (unsigned) (wseq & 1) ^ 1;
   if (c->__g_size[g1] != 0)
     {
@@ -278,45 +234,22 @@ drop_reference (cond_fields *c, unsigned g)
     }
 }
 
-static void
-leave (cond_fields *c)
-{
-  /* The last waiter, and destroy sleeps: wake it.  */
-  if ((__atomic_fetch_add (&c->__wrefs, -WREFS_WAITER, __ATOMIC_RELEASE) >> 2)
-      == 3)
-    wake (&c->__wrefs, INT_MAX);
-}
-
 /* The waiter at position seq in slot g stops waiting without a signal
    (timeout, cancel, or an error unlocking the mutex).  */
+/* The waiter at position seq in slot g stops waiting without a signal.  */
 static void
 withdraw (pthread_cond_t *cond, uint64_t seq, unsigned g)
 {
   cond_fields *c = fields (cond);
-  bool took_signal = false;
   lock_internal (c);
-  uint64_t start = g1_start (c) >> 1;
-  if (start > seq)
-    took_signal = true;           /* its group was signalled in full */
-  else if (start + orig_size (c) <= seq)
-    {
-      /* Still in G2.  Past the bound, a broadcast gives everyone a clean
-         start instead (and signals nobody in particular).  */
-      if (c->__g_size[g] + MAX_GROUP_SIZE == 0)
-        {
-          unlock_internal (c);
-          xp_cond_shared_broadcast (cond);
-          return;
-        }
-      c->__g_size[g]--;
-    }
-  else if (c->__g_size[g] == 0)
-    took_signal = true;           /* G1's last signal was for it */
-  else
-    c->__g_size[g]--;
+  enum xp_cond_withdrawal w = xp_cond_withdraw (g1_start (c) >> 1,
+                                                orig_size (c), seq,
+                                                &c->__g_size[g]);
   unlock_internal (c);
-  if (took_signal)
-    xp_cond_shared_signal (cond);
+  if (w == XP_COND_OVERFLOW)
+    signal_all (cond);
+  else if (w == XP_COND_TOOK_SIGNAL)
+    signal_one (cond);
 }
 
 /* A signal was consumed from slot g after the waiter's own group had
@@ -402,9 +335,9 @@ await_signal (pthread_cond_t *cond, uint64_t wseq, clockid_t clock,
     }
 }
 
-int
-xp_cond_shared_wait (pthread_cond_t *cond, pthread_mutex_t *m,
-                     clockid_t clock, const struct timespec *abstime)
+static int
+wait_shared (pthread_cond_t *cond, pthread_mutex_t *m, clockid_t clock,
+             const struct timespec *abstime)
 {
   int err = xp_check_abstime (abstime);
   if (err != 0)
@@ -412,19 +345,18 @@ xp_cond_shared_wait (pthread_cond_t *cond, pthread_mutex_t *m,
   /* A cancel already due acts here, the mutex held, nothing registered.  */
   xp_testcancel ();
   cond_fields *c = fields (cond);
-  uint64_t wseq = __atomic_fetch_add (&c->__wseq.__value64, 2,
-                                      __ATOMIC_ACQUIRE);
-  __atomic_fetch_add (&c->__wrefs, WREFS_WAITER, __ATOMIC_RELAXED);
+  uint64_t wseq = __atomic_fetch_add (&c->__wseq, 2, __ATOMIC_ACQUIRE);
+  __atomic_fetch_add (&c->__wrefs, XP_COND_WREFS_WAITER, __ATOMIC_RELAXED);
   err = pthread_mutex_unlock (m);
   if (err != 0)
     {
       withdraw (cond, wseq >> 1, (unsigned) (wseq & 1));
-      leave (c);
+      xp_cond_leave (&c->__wrefs);
       return err;
     }
   int outcome = await_signal (cond, wseq, clock, abstime);
   /* Before re-locking, so that destroy may run under the mutex.  */
-  leave (c);
+  xp_cond_leave (&c->__wrefs);
   int relock = xp_mutex_relock_after_wait (m, NULL);
   if (outcome == WAIT_CANCELLED)
     xp_cancel_act ();
@@ -433,43 +365,75 @@ xp_cond_shared_wait (pthread_cond_t *cond, pthread_mutex_t *m,
 
 /* ---- life cycle -------------------------------------------------------- */
 
-void
-xp_cond_shared_init (pthread_cond_t *cond, bool monotonic)
+static void
+init_shared (pthread_cond_t *cond, bool monotonic)
 {
   memset (cond, 0, sizeof *cond);
-  fields (cond)->__wrefs = XP_COND_PSHARED
-                           | (monotonic ? XP_COND_MONOTONIC : 0);
+  fields (cond)->__wrefs = XP_GLIBC_COND_PSHARED
+                           | (monotonic ? XP_GLIBC_COND_MONOTONIC : 0);
 }
 
-/* Waiters still owed a signal: the rest of G1 and all of G2.  */
 static unsigned
 unsignalled_waiters (cond_fields *c)
 {
   lock_internal (c);
-  uint64_t wseq = xp_load_relaxed (&c->__wseq.__value64);
-  unsigned g2 = (unsigned) (wseq & 1);
-  unsigned in_g2 = (unsigned) ((wseq >> 1) - (g1_start (c) >> 1)
-                               - orig_size (c))
-                   + c->__g_size[g2];
-  unsigned n = c->__g_size[g2 ^ 1] + in_g2;
+  uint64_t wseq = xp_load_relaxed (&c->__wseq);
+  unsigned n = xp_cond_unsignalled (wseq >> 1, (unsigned) (wseq & 1),
+                                    g1_start (c) >> 1, orig_size (c),
+                                    c->__g_size);
   unlock_internal (c);
   return n;
 }
 
-int
-xp_cond_shared_destroy (pthread_cond_t *cond)
+static int
+destroy_shared (pthread_cond_t *cond)
 {
   cond_fields *c = fields (cond);
   if (unsignalled_waiters (c) != 0)
     return EBUSY;
   /* Signalled waiters may still be on their way out: wait for them, as
      POSIX allows destroying right after a broadcast.  */
-  unsigned w = __atomic_fetch_or (&c->__wrefs, WREFS_DESTROY_SLEEPS,
-                                  __ATOMIC_ACQUIRE);
-  while ((w >> 3) != 0)
-    {
-      sleep_on (&c->__wrefs, w);
-      w = xp_load_acquire (&c->__wrefs);
-    }
+  xp_cond_await_leavers (&c->__wrefs);
   return 0;
+}
+
+const struct xp_shared_cond_ops xp_cond_grouped_ops = {
+  .name = "glibc 2.25 to 2.40 (group references), xpthread's code",
+  .cancellable = true,
+  .init = init_shared,
+  .destroy = destroy_shared,
+  .signal = signal_one,
+  .broadcast = signal_all,
+  .wait = wait_shared,
+};
+
+/* ---- does the running glibc speak it ------------------------------------ */
+
+bool
+xp_cond_grouped_spoken (void)
+{
+  /* One waiter (position 0, slot 0) still in G2; glibc's signal switches
+     groups (G1 starts at 0 in slot 0, G2 is slot 1, orig size 1) and
+     leaves one signal (2).  */
+  static const cond_fields before_signal = {
+    .__wseq = 2, .__wrefs = XP_COND_WREFS_WAITER | XP_GLIBC_COND_PSHARED,
+  };
+  static const cond_fields after_signal = {
+    .__wseq = 3, .__g1_start = 1, .__g1_orig_size = 1 << 2,
+    .__wrefs = XP_COND_WREFS_WAITER | XP_GLIBC_COND_PSHARED,
+    .__g_signals = { 2, 0 },
+  };
+  /* A wait whose deadline passed: the waiter takes position 0 in slot 0
+     and withdrawing takes it off G2's size (0 - 1).  */
+  static const cond_fields before_timeout = {
+    .__wrefs = XP_GLIBC_COND_PSHARED,
+  };
+  static const cond_fields after_timeout = {
+    .__wseq = 2, .__wrefs = XP_GLIBC_COND_PSHARED, .__g_size = { ~0u, 0 },
+  };
+  static const struct xp_glibc_cond_probe probe = {
+    .before_signal = &before_signal, .after_signal = &after_signal,
+    .before_timeout = &before_timeout, .after_timeout = &after_timeout,
+  };
+  return xp_glibc_cond_behaves (&probe);
 }
