@@ -16,6 +16,7 @@
       cancellation points.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "env.h"
 #include "fork-locks.h"
 #include "cond-grouped.h"
 #include "cond-relative.h"
@@ -259,6 +260,8 @@ xp_shared_cond (void)
     {
       o = choose_ops ();
       xp_store_release (&ops, o);
+      if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
+        xp_warn ("process-shared condition variables: %s", o->name);
     }
   xp_unlock (&choice_lock);
   return o;

@@ -10,6 +10,7 @@
 #include "fork-locks.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xpthread.h>
@@ -72,7 +73,11 @@ xp_compat_init (void)
   xp_mode = mode;
   xp_mode_reason = why;
   if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
-    xp_warn ("mode %s (%s)", xpthread_mode_np (), why);
+    {
+      xp_warn ("mode %s (%s)", xpthread_mode_np (), why);
+      xp_warn ("glibc %s, condition variable layout of glibc %s",
+               gnu_get_libc_version (), xp_glibc_cond_release ());
+    }
 }
 
 const char *

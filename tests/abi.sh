@@ -36,11 +36,29 @@ normalise () { awk '{ printf "%s %s", $1, $2; n = 0
                         if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t }
                       for (i = 1; i <= n; i++) printf " %s", c[i]
                       print "" }' "$1" | sort; }
+# Names newer than this glibc (the abilist spans every supported release)
+# are compared where they exist.
+awk 'NR == FNR { has[$1] = 1; next } $1 in has' "$tmp/glibc" "$tmp/ours" \
+  > "$tmp/ours.here"
 normalise "$tmp/glibc" > "$tmp/glibc.n"
-normalise "$tmp/ours" > "$tmp/ours.n"
+normalise "$tmp/ours.here" > "$tmp/ours.n"
 if ! cmp -s "$tmp/glibc.n" "$tmp/ours.n"; then
   echo "abilist differs from this machine's glibc (< glibc, > abilist):"
   diff "$tmp/glibc.n" "$tmp/ours.n" || true
+  exit 1
+fi
+
+# And every public name of glibc's thread ABI is in the abilist, so that
+# no program built against this glibc binds one to glibc's threads.
+libc=$(${CC:-cc} -print-file-name=libc.so.6)
+nm -D --with-symbol-versions --defined-only "$libc" |
+  awk '{ split($3, p, "@"); v = p[length(p)] }
+       v != "GLIBC_PRIVATE" && p[1] ~ /^(_*pthread_|sem_|thrd_|mtx_|cnd_|tss_|call_once$)/ { print p[1] }' |
+  sort -u > "$tmp/glibc-thread-names"
+awk '!/^#/ && NF { print $1 }' "$abilist" | sort -u > "$tmp/abilist-names"
+missing=$(comm -23 "$tmp/glibc-thread-names" "$tmp/abilist-names")
+if [ -n "$missing" ]; then
+  echo "this machine's glibc has thread functions the abilist lacks:" $missing
   exit 1
 fi
 echo "abi: $(wc -l < "$tmp/exported") versioned exports match"

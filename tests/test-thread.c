@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -452,6 +453,50 @@ START_TEST (mode_is_reported)
 }
 END_TEST
 
+/* pthread_gettid_np, glibc 2.42's, looked up so that the suite builds
+   against older headers; xpthread's whatever glibc runs.  */
+typedef pid_t gettid_np_fn (pthread_t);
+
+static gettid_np_fn *
+gettid_np (void)
+{
+  gettid_np_fn *f = (gettid_np_fn *) dlsym (RTLD_DEFAULT, "pthread_gettid_np");
+  Dl_info info;
+  ck_assert_ptr_nonnull (f);
+  ck_assert (dladdr ((void *) f, &info) != 0);
+  ck_assert_msg (strstr (info.dli_fname, "libxpthread") != NULL,
+                 "pthread_gettid_np comes from %s", info.dli_fname);
+  return f;
+}
+
+static int tid_checked;
+
+static void *
+report_tid (void *arg)
+{
+  __atomic_store_n ((pid_t *) arg, (pid_t) syscall (SYS_gettid),
+                    __ATOMIC_RELEASE);
+  while (!__atomic_load_n (&tid_checked, __ATOMIC_ACQUIRE))
+    usleep (1000);
+  return NULL;
+}
+
+/* Each thread's answer is the kernel's tid of that thread.  */
+START_TEST (gettid_np_is_the_kernel_tid)
+{
+  gettid_np_fn *f = gettid_np ();
+  ck_assert_int_eq (f (pthread_self ()), (pid_t) syscall (SYS_gettid));
+  pid_t seen = 0;
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, report_tid, &seen), 0);
+  while (__atomic_load_n (&seen, __ATOMIC_ACQUIRE) == 0)
+    sched_yield ();
+  ck_assert_int_eq (f (t), seen);
+  __atomic_store_n (&tid_checked, 1, __ATOMIC_RELEASE);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+}
+END_TEST
+
 /* A thread glibc starts itself (a SIGEV_THREAD timer's) is adopted the
    first time it uses the API, and its thread-specific data destructors run
    when it ends.  */
@@ -510,6 +555,7 @@ thread_suite (void)
   tcase_add_test (tc, detached_threads_run_and_recycle);
   tcase_add_test (tc, detach_after_exit_releases);
   tcase_add_test (tc, mode_is_reported);
+  tcase_add_test (tc, gettid_np_is_the_kernel_tid);
   tcase_add_test (tc, glibc_timer_thread_is_adopted);
   suite_add_tcase (s, tc);
 
