@@ -22,16 +22,14 @@
 #endif
 
 /* A name whose old versions all have code of their own gets its default
-   version through a visible alias, and the plain definition is hidden, or
-   the linker would also give the plain symbol the oldest version.  Write
-   XP_WITH_OLD_ABI (name) before the definition.  */
-#define XP_WITH_OLD_ABI(name) \
-  extern __typeof (name) name __attribute__ ((visibility ("hidden")));
+   version by renaming its definition (.symver ..., remove): the plain
+   name must not stay in the symbol table, or the version script, which
+   lists the name under the old versions too, would give it one of those
+   as a second default version.  Calls inside the library then use a
+   hidden alias (lib/sync/cond.h).  */
 #ifdef PIC
 # define XP_SYMVER_DEFAULT_ALIAS(name, version) \
-  extern __typeof (name) xp_default_##name XP_ALIAS_OF (name) \
-    __attribute__ ((visibility ("default"))); \
-  __asm__ (".symver xp_default_" #name "," #name "@@" version);
+  __asm__ (".symver " #name "," #name "@@" version ",remove");
 #else
 # define XP_SYMVER_DEFAULT_ALIAS(name, version)
 #endif

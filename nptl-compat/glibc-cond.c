@@ -1,14 +1,15 @@
 /* Which glibc release's process-shared condition variable the running
-   glibc keeps, found once at run time:
+   glibc keeps, found at run time:
 
-   1. The layout: glibc's own pthread_cond_init of a process-shared,
-      CLOCK_MONOTONIC variable over a scratch object writes zeros but for
-      one word, __wrefs, which it sets to exactly those two bits.  Where
-      that word lies tells the layout (byte 36 up to glibc 2.40, byte 28
-      from 2.41, which removed __g_refs).
-   2. The protocol: the release range of the table whose layout that is
-      is asked whether glibc's own functions behave as its protocol does
-      on scratch objects (stable updates changed the algorithm within a
+   1. The layout, at start-up: glibc's own pthread_cond_init of a
+      process-shared, CLOCK_MONOTONIC variable over a scratch object writes
+      zeros but for one word, __wrefs, which it sets to exactly those two
+      bits.  Where that word lies tells the layout (byte 36 up to glibc
+      2.40, byte 28 from 2.41, which removed __g_refs).
+   2. The protocol, at the first use of a process-shared condition
+      variable: the release range of the table whose layout that is must
+      see glibc's own signal and timed-out wait turn its probe's images
+      into the next ones (stable updates changed the algorithm within a
       release number, so the version string does not tell).
    3. Otherwise glibc's own functions handle process-shared condition
       variables; they work in xpthread threads, whose TCB carries what
@@ -16,25 +17,38 @@
       cancellation points.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "cond-common.h"
 #include "env.h"
 #include "fork-locks.h"
-#include "cond-grouped.h"
-#include "cond-relative.h"
 #include "glibc-cond.h"
 #include <errno.h>
 #include <string.h>
 
 unsigned xp_glibc_cond_flags_offset;
-/* glibc's init wrote an image of no known layout.  */
-static bool layout_unknown;
+
+/* ---- glibc's own functions ---------------------------------------------- */
+
+struct glibc_fns
+{
+  int (*init) (pthread_cond_t *, const pthread_condattr_t *);
+  int (*destroy) (pthread_cond_t *);
+  int (*signal) (pthread_cond_t *);
+  int (*broadcast) (pthread_cond_t *);
+  int (*wait) (pthread_cond_t *, pthread_mutex_t *);
+  int (*clockwait) (pthread_cond_t *, pthread_mutex_t *, clockid_t,
+                    const struct timespec *);
+  int (*condattr_init) (pthread_condattr_t *);
+  int (*condattr_setpshared) (pthread_condattr_t *, int);
+  int (*condattr_setclock) (pthread_condattr_t *, clockid_t);
+};
 
 #define LOOKUP(fns, field, name, version) \
   fns.field = (__typeof (fns.field)) xp_glibc_function (name, version)
 
-const struct xp_glibc_cond_fns *
-xp_glibc_cond_fns (void)
+static const struct glibc_fns *
+glibc (void)
 {
-  static struct xp_glibc_cond_fns fns;
+  static struct glibc_fns fns;
   static int ready;
   if (xp_load_acquire (&ready))
     return &fns;
@@ -52,124 +66,21 @@ xp_glibc_cond_fns (void)
   return &fns;
 }
 
-/* ---- glibc's own code ------------------------------------------------- */
-
 static int
-glibc_init_attr (pthread_cond_t *cond, bool monotonic)
-{
-  const struct xp_glibc_cond_fns *glibc = xp_glibc_cond_fns ();
-  pthread_condattr_t attr;
-  glibc->condattr_init (&attr);
-  glibc->condattr_setpshared (&attr, PTHREAD_PROCESS_SHARED);
-  if (monotonic)
-    glibc->condattr_setclock (&attr, CLOCK_MONOTONIC);
-  return glibc->init (cond, &attr);
-}
-
-static void
 glibc_init (pthread_cond_t *cond, bool monotonic)
 {
-  glibc_init_attr (cond, monotonic);
+  pthread_condattr_t attr;
+  glibc ()->condattr_init (&attr);
+  glibc ()->condattr_setpshared (&attr, PTHREAD_PROCESS_SHARED);
+  if (monotonic)
+    glibc ()->condattr_setclock (&attr, CLOCK_MONOTONIC);
+  return glibc ()->init (cond, &attr);
 }
 
-static int
-glibc_destroy (pthread_cond_t *cond)
-{
-  return xp_glibc_cond_fns ()->destroy (cond);
-}
+/* ---- the layout ----------------------------------------------------------- */
 
-static int
-glibc_signal (pthread_cond_t *cond)
-{
-  return xp_glibc_cond_fns ()->signal (cond);
-}
-
-static int
-glibc_broadcast (pthread_cond_t *cond)
-{
-  return xp_glibc_cond_fns ()->broadcast (cond);
-}
-
-static int
-glibc_wait (pthread_cond_t *cond, pthread_mutex_t *m, clockid_t clock,
-            const struct timespec *abstime)
-{
-  const struct xp_glibc_cond_fns *glibc = xp_glibc_cond_fns ();
-  if (abstime == NULL)
-    return glibc->wait (cond, m);
-  return glibc->clockwait (cond, m, clock, abstime);
-}
-
-static const struct xp_shared_cond_ops glibc_ops = {
-  .name = "glibc's own code",
-  .cancellable = false,
-  .init = glibc_init,
-  .destroy = glibc_destroy,
-  .signal = glibc_signal,
-  .broadcast = glibc_broadcast,
-  .wait = glibc_wait,
-};
-
-/* ---- which protocol glibc runs ------------------------------------------ */
-
-/* The scratch objects are static, for valgrind's sake (flags_word_of_init
-   says why), and used under choice_lock.  */
-static pthread_cond_t probe_cond;
-static pthread_mutex_t probe_mutex;
-
-static bool
-signal_turns (const void *before, const void *after)
-{
-  pthread_cond_t *c = &probe_cond;
-  memcpy (c, before, sizeof *c);
-  xp_glibc_cond_fns ()->signal (c);
-  return memcmp (c, after, sizeof *c) == 0;
-}
-
-/* The mutex is xpthread's, process-shared: it keeps glibc's protocol, so
-   glibc's wait can unlock and re-lock it.  */
-static bool
-timeout_turns (const void *before, const void *after)
-{
-  pthread_cond_t *c = &probe_cond;
-  memcpy (c, before, sizeof *c);
-  pthread_mutex_t *mutex = &probe_mutex;
-  pthread_mutexattr_t mattr;
-  pthread_mutexattr_init (&mattr);
-  pthread_mutexattr_setpshared (&mattr, PTHREAD_PROCESS_SHARED);
-  pthread_mutex_init (mutex, &mattr);
-  struct timespec past = { 0, 0 };
-  pthread_mutex_lock (mutex);
-  int err = xp_glibc_cond_fns ()->clockwait (c, mutex, CLOCK_REALTIME,
-                                              &past);
-  int unlocked = pthread_mutex_unlock (mutex);
-  return err == ETIMEDOUT && unlocked == 0
-         && memcmp (c, after, sizeof *c) == 0;
-}
-
-bool
-xp_glibc_cond_behaves (const struct xp_glibc_cond_probe *p)
-{
-  return signal_turns (p->before_signal, p->after_signal)
-         && timeout_turns (p->before_timeout, p->after_timeout);
-}
-
-/* ---- the releases ------------------------------------------------------- */
-
-struct cond_release
-{
-  const char *releases;
-  unsigned flags_offset;        /* where __wrefs lies */
-  const struct xp_shared_cond_ops *ops; /* xpthread's code of it */
-  bool (*spoken) (void);        /* the running glibc runs ops' protocol */
-};
-
-static const struct cond_release releases[] = {
-  { "2.25 to 2.40", XP_COND_GROUPED_FLAGS_OFFSET, &xp_cond_grouped_ops,
-    xp_cond_grouped_spoken },
-  { "2.41 and later", XP_COND_RELATIVE_FLAGS_OFFSET, &xp_cond_relative_ops,
-    xp_cond_relative_spoken },
-};
+/* glibc's init wrote an image of no known layout.  */
+static bool layout_unknown;
 
 /* The word glibc's init sets to the two flags, all else zero; 0 if the
    image is not like that.  The scratch object is static: under valgrind,
@@ -180,7 +91,7 @@ flags_word_of_init (void)
 {
   static pthread_cond_t scratch;
   memset (&scratch, 0xa5, sizeof scratch);
-  if (glibc_init_attr (&scratch, true) != 0)
+  if (glibc_init (&scratch, true) != 0)
     return 0;
   const unsigned *word = (const unsigned *) &scratch;
   unsigned found = 0;
@@ -193,86 +104,188 @@ flags_word_of_init (void)
   return found;
 }
 
-/* The release range of the running glibc's layout; NULL if none.  */
-static const struct cond_release *
-running_release (void)
-{
-  unsigned off = xp_load_acquire (&xp_glibc_cond_flags_offset);
-  for (size_t i = 0; i < sizeof releases / sizeof *releases; i++)
-    if (releases[i].flags_offset == off)
-      return &releases[i];
-  return NULL;
-}
-
 /* Idempotent: threads that race here compute the same answer.  Called
-   from the constructor, so that no lock or condition variable operation
-   of the program's finds it undone.  */
+   from the constructor, so that no condition variable operation of the
+   program's finds it undone.  */
 unsigned
 xp_glibc_cond_find (void)
 {
   unsigned off = flags_word_of_init ();
   if (off == 0)
     {
-      /* glibc's init is not what any release did: keep xpthread's own
-         mark where glibc 2.25-2.40 kept it; process-shared condition
-         variables then work between xpthread processes only.  */
+      /* No release wrote this: keep xpthread's own mark where glibc
+         2.25-2.40 kept it; process-shared condition variables then work
+         between xpthread processes only.  */
       xp_warn ("glibc's process-shared condition variable is of no known "
                "layout; sharing one with a process without xpthread "
                "will not work");
-      off = XP_COND_GROUPED_FLAGS_OFFSET;
+      off = xp_cond_grouped.off_wrefs;
       xp_store_relaxed (&layout_unknown, true);
     }
   xp_store_release (&xp_glibc_cond_flags_offset, off);
   return off;
 }
 
-/* Which protocol process-shared condition variables follow, decided at
-   their first use: the check runs glibc's functions on scratch objects,
-   which a program that never shares one need not pay for (nor see under
-   valgrind).  */
-static const struct xp_shared_cond_ops *
-choose_ops (void)
+/* ---- the releases ------------------------------------------------------- */
+
+struct cond_release
 {
-  if (xp_load_acquire (&xp_glibc_cond_flags_offset) == 0)
-    xp_glibc_cond_find ();
+  const char *releases;
+  const struct xp_cond_protocol *protocol;
+};
+
+static const struct cond_release releases[] = {
+  { "2.25 to 2.40", &xp_cond_grouped },
+  { "2.41 and later", &xp_cond_relative },
+};
+
+/* The release range of the running glibc's layout; NULL if none.  */
+static const struct cond_release *
+running_release (void)
+{
+  unsigned off = xp_load_acquire (&xp_glibc_cond_flags_offset);
+  if (off == 0)
+    off = xp_glibc_cond_find ();
   if (xp_load_relaxed (&layout_unknown))
-    return &xp_cond_grouped_ops;
-  const struct cond_release *r = running_release ();
-  if (r == NULL)
-    return &glibc_ops;
-  if (r->spoken ())
-    return r->ops;
-  return &glibc_ops;
-}
-
-static XP_FORK_LOCK (shared_cond, choice_lock);
-
-const struct xp_shared_cond_ops *
-xp_shared_cond (void)
-{
-  static const struct xp_shared_cond_ops *ops;
-  const struct xp_shared_cond_ops *o = xp_load_acquire (&ops);
-  if (xp_likely (o != NULL))
-    return o;
-  xp_lock (&choice_lock);
-  o = ops;
-  if (o == NULL)
-    {
-      o = choose_ops ();
-      xp_store_release (&ops, o);
-      if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
-        xp_warn ("process-shared condition variables: %s", o->name);
-    }
-  xp_unlock (&choice_lock);
-  return o;
+    return NULL;
+  for (size_t i = 0; i < sizeof releases / sizeof *releases; i++)
+    if (releases[i].protocol->off_wrefs == off)
+      return &releases[i];
+  return NULL;
 }
 
 const char *
 xp_glibc_cond_release (void)
 {
-  if (xp_load_acquire (&xp_glibc_cond_flags_offset) == 0)
-    xp_glibc_cond_find ();
   const struct cond_release *r = running_release ();
-  return r != NULL && !xp_load_relaxed (&layout_unknown) ? r->releases
-                                                          : "unknown";
+  return r != NULL ? r->releases : "unknown";
+}
+
+/* ---- which protocol glibc runs ------------------------------------------ */
+
+/* The scratch objects are static, for valgrind's sake (flags_word_of_init
+   says why), and used under choice_lock.  */
+static pthread_cond_t probe_cond;
+static pthread_mutex_t probe_mutex;
+
+static bool
+signal_turns (const void *before, const void *after)
+{
+  memcpy (&probe_cond, before, sizeof probe_cond);
+  glibc ()->signal (&probe_cond);
+  return memcmp (&probe_cond, after, sizeof probe_cond) == 0;
+}
+
+/* The mutex is xpthread's, process-shared: it keeps glibc's protocol, so
+   glibc's wait can unlock and re-lock it.  */
+static bool
+timeout_turns (const void *before, const void *after)
+{
+  memcpy (&probe_cond, before, sizeof probe_cond);
+  pthread_mutexattr_t mattr;
+  pthread_mutexattr_init (&mattr);
+  pthread_mutexattr_setpshared (&mattr, PTHREAD_PROCESS_SHARED);
+  pthread_mutex_init (&probe_mutex, &mattr);
+  struct timespec past = { 0, 0 };
+  pthread_mutex_lock (&probe_mutex);
+  int err = glibc ()->clockwait (&probe_cond, &probe_mutex, CLOCK_REALTIME,
+                                 &past);
+  int unlocked = pthread_mutex_unlock (&probe_mutex);
+  return err == ETIMEDOUT && unlocked == 0
+         && memcmp (&probe_cond, after, sizeof probe_cond) == 0;
+}
+
+static bool
+glibc_runs (const struct xp_cond_protocol *p)
+{
+  return signal_turns (p->probe.before_signal, p->probe.after_signal)
+         && timeout_turns (p->probe.before_timeout, p->probe.after_timeout);
+}
+
+/* NULL: glibc's own functions.  */
+static const struct xp_cond_protocol *
+choose_protocol (void)
+{
+  if (xp_load_relaxed (&layout_unknown))
+    return &xp_cond_grouped;
+  const struct cond_release *r = running_release ();
+  if (r != NULL && glibc_runs (r->protocol))
+    return r->protocol;
+  return NULL;
+}
+
+static XP_FORK_LOCK (shared_cond, choice_lock);
+
+static const struct xp_cond_protocol *
+protocol (void)
+{
+  /* GLIBC_OWN: chosen, and it is glibc's own code.  */
+  static const struct xp_cond_protocol glibc_own;
+  static const struct xp_cond_protocol *chosen;
+  const struct xp_cond_protocol *p = xp_load_acquire (&chosen);
+  if (xp_unlikely (p == NULL))
+    {
+      xp_lock (&choice_lock);
+      p = chosen;
+      if (p == NULL)
+        {
+          p = choose_protocol ();
+          if (xp_env_flag ("XPTHREAD_SHOW_MODE"))
+            xp_warn ("process-shared condition variables: %s",
+                     p != NULL ? p->name : "glibc's own code");
+          if (p == NULL)
+            p = &glibc_own;
+          xp_store_release (&chosen, p);
+        }
+      xp_unlock (&choice_lock);
+    }
+  return p == &glibc_own ? NULL : p;
+}
+
+/* ---- the operations ----------------------------------------------------- */
+
+void
+xp_shared_cond_init (pthread_cond_t *cond, bool monotonic)
+{
+  const struct xp_cond_protocol *p = protocol ();
+  if (p != NULL)
+    xp_cond_protocol_init (p, cond, monotonic);
+  else
+    glibc_init (cond, monotonic);
+}
+
+int
+xp_shared_cond_destroy (pthread_cond_t *cond)
+{
+  const struct xp_cond_protocol *p = protocol ();
+  return p != NULL ? xp_cond_protocol_destroy (p, cond)
+                   : glibc ()->destroy (cond);
+}
+
+int
+xp_shared_cond_signal (pthread_cond_t *cond)
+{
+  const struct xp_cond_protocol *p = protocol ();
+  return p != NULL ? xp_cond_protocol_signal (p, cond)
+                   : glibc ()->signal (cond);
+}
+
+int
+xp_shared_cond_broadcast (pthread_cond_t *cond)
+{
+  const struct xp_cond_protocol *p = protocol ();
+  return p != NULL ? xp_cond_protocol_broadcast (p, cond)
+                   : glibc ()->broadcast (cond);
+}
+
+int
+xp_shared_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m,
+                     clockid_t clock, const struct timespec *abstime)
+{
+  const struct xp_cond_protocol *p = protocol ();
+  if (p != NULL)
+    return xp_cond_protocol_wait (p, cond, m, clock, abstime);
+  if (abstime == NULL)
+    return glibc ()->wait (cond, m);
+  return glibc ()->clockwait (cond, m, clock, abstime);
 }

@@ -34,52 +34,29 @@ xp_glibc_cond_flags (pthread_cond_t *cond)
   return (unsigned *) ((char *) cond + off);
 }
 
-/* What a process-shared condition variable does in the running glibc's
-   protocol: xpthread's implementation of it where there is one (its waits
-   are then xpthread cancellation points), glibc's own functions
-   otherwise.  */
-struct xp_shared_cond_ops
-{
-  const char *name;             /* the protocol, for the mode report */
-  bool cancellable;             /* waits act on pthread_cancel */
-  void (*init) (pthread_cond_t *, bool monotonic);
-  int (*destroy) (pthread_cond_t *);
-  int (*signal) (pthread_cond_t *);
-  int (*broadcast) (pthread_cond_t *);
-  int (*wait) (pthread_cond_t *, pthread_mutex_t *, clockid_t,
-               const struct timespec *);
-};
-
-const struct xp_shared_cond_ops *xp_shared_cond (void) XP_HIDDEN;
 /* The release range whose layout the running glibc keeps, for the mode
    report ("unknown" where none matched).  */
 const char *xp_glibc_cond_release (void) XP_HIDDEN;
 
-/* Within the glibc layer: glibc's own functions.  */
-struct xp_glibc_cond_fns
-{
-  int (*init) (pthread_cond_t *, const pthread_condattr_t *);
-  int (*destroy) (pthread_cond_t *);
-  int (*signal) (pthread_cond_t *);
-  int (*broadcast) (pthread_cond_t *);
-  int (*wait) (pthread_cond_t *, pthread_mutex_t *);
-  int (*clockwait) (pthread_cond_t *, pthread_mutex_t *, clockid_t,
-                    const struct timespec *);
-  int (*condattr_init) (pthread_condattr_t *);
-  int (*condattr_setpshared) (pthread_condattr_t *, int);
-  int (*condattr_setclock) (pthread_condattr_t *, clockid_t);
-};
-const struct xp_glibc_cond_fns *xp_glibc_cond_fns (void) XP_HIDDEN;
+/* A process-shared condition variable's operations, in the running
+   glibc's protocol: xpthread's implementation of it where there is one
+   (its waits are then cancellation points), glibc's own functions
+   otherwise.  The first call chooses.  wait: abstime NULL waits for
+   ever.  */
+void xp_shared_cond_init (pthread_cond_t *, bool monotonic) XP_HIDDEN;
+int xp_shared_cond_destroy (pthread_cond_t *) XP_HIDDEN;
+int xp_shared_cond_signal (pthread_cond_t *) XP_HIDDEN;
+int xp_shared_cond_broadcast (pthread_cond_t *) XP_HIDDEN;
+int xp_shared_cond_wait (pthread_cond_t *, pthread_mutex_t *, clockid_t,
+                         const struct timespec *) XP_HIDDEN;
 
-/* Images of a process-shared condition variable in one protocol: before
-   and after glibc's signal, and before and after a glibc wait whose
-   deadline has passed.  */
+/* Within the glibc layer: images of a process-shared condition variable
+   in one protocol, before and after glibc's signal, and before and after
+   a glibc wait whose deadline has passed.  */
 struct xp_glibc_cond_probe
 {
   const void *before_signal, *after_signal;
   const void *before_timeout, *after_timeout;
 };
-/* Whether glibc's own functions turn each image into the next.  */
-bool xp_glibc_cond_behaves (const struct xp_glibc_cond_probe *) XP_HIDDEN;
 
 #endif

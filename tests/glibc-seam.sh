@@ -9,7 +9,6 @@
 set -eu
 srcdir=${XP_SRCDIR:-.}
 allow=$srcdir/tests/glibc-seam.allow
-CC=${CC:-cc}
 
 # Compile-time release conditionals, glibc's version at run time, and the
 # private or release-dependent fields and entry points.
@@ -25,8 +24,9 @@ found=$(mktemp)
 trap 'rm -f "$found"' EXIT
 cd "$srcdir"
 for f in $(find lib arch -name '*.[chS]' | sort); do
-  # Strip comments (and nothing else) before looking.
-  "$CC" -fpreprocessed -dD -E -P -x c "$f" 2> /dev/null |
+  # Strip comments (and nothing else) before looking; gcc's way, which
+  # clang's preprocessor does not share.
+  gcc -fpreprocessed -dD -E -P -x c "$f" 2> /dev/null |
     grep -oE "$pattern" | sort -u | sed "s|^|$f |" >> "$found" || true
 done
 

@@ -60,14 +60,6 @@
 #include <limits.h>
 #include <string.h>
 
-/* These also exist in the ABI of glibc before 2.3.2 (cond-old.c).  */
-XP_WITH_OLD_ABI (pthread_cond_init)
-XP_WITH_OLD_ABI (pthread_cond_destroy)
-XP_WITH_OLD_ABI (pthread_cond_signal)
-XP_WITH_OLD_ABI (pthread_cond_broadcast)
-XP_WITH_OLD_ABI (pthread_cond_wait)
-XP_WITH_OLD_ABI (pthread_cond_timedwait)
-
 enum { WAITING, SIGNALED, LEAVING };
 enum { GO_WAIT, GO_PROCEED, GO_ASLEEP };
 
@@ -222,7 +214,7 @@ static __attribute__ ((noreturn)) void
 act_on_cancel (struct xp_cond *c, int outcome)
 {
   if (outcome == WAIT_CANCELLED_SIGNALLED)
-    pthread_cond_signal ((pthread_cond_t *) c);
+    xp_cond_signal ((pthread_cond_t *) c);
   xp_cancel_act ();
 }
 
@@ -246,7 +238,7 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
       /* Not the owner: undo, as if the wait had timed out at once, and
          pass on a signal that picked this waiter meanwhile.  */
       if (leave_after_timeout (c, &w) == 0)
-        pthread_cond_signal ((pthread_cond_t *) c);
+        xp_cond_signal ((pthread_cond_t *) c);
       return err;
     }
   struct xp_prof_wait asleep;
@@ -288,7 +280,7 @@ pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (cond))
-    return xp_shared_cond ()->wait (cond, m, CLOCK_REALTIME, NULL);
+    return xp_shared_cond_wait (cond, m, CLOCK_REALTIME, NULL);
   return wait_private (c, m, CLOCK_REALTIME, NULL,
                        XP_CALLER_SITE ());
 }
@@ -302,7 +294,7 @@ pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (cond))
-    return xp_shared_cond ()->wait (cond, m, cond_clock (cond), abstime);
+    return xp_shared_cond_wait (cond, m, cond_clock (cond), abstime);
   return wait_private (c, m, cond_clock (cond), abstime,
                        XP_CALLER_SITE ());
 }
@@ -318,7 +310,7 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (cond))
-    return xp_shared_cond ()->wait (cond, m, clock, abstime);
+    return xp_shared_cond_wait (cond, m, clock, abstime);
   return wait_private (c, m, clock, abstime,
                        XP_CALLER_SITE ());
 }
@@ -341,7 +333,7 @@ pthread_cond_signal (pthread_cond_t *cond)
   struct xp_cond *c = xp_cond (cond);
   XP_PROBE (cond_signal, cond);
   if (is_pshared (cond))
-    return xp_shared_cond ()->signal (cond);
+    return xp_shared_cond_signal (cond);
   /* What the signaller did happens before the waits it ends.  */
   xp_hook_sync_words (c, sizeof *c);
   xp_hook_send (c);
@@ -369,7 +361,7 @@ pthread_cond_broadcast (pthread_cond_t *cond)
   struct xp_cond *c = xp_cond (cond);
   XP_PROBE (cond_broadcast, cond);
   if (is_pshared (cond))
-    return xp_shared_cond ()->broadcast (cond);
+    return xp_shared_cond_broadcast (cond);
   xp_hook_sync_words (c, sizeof *c);
   xp_hook_send (c);
   if (xp_load_relaxed (&c->oldest) == NULL)
@@ -415,7 +407,7 @@ pthread_cond_init (pthread_cond_t *cond, const pthread_condattr_t *attr)
   XP_PROBE (cond_init, cond, attr);
   if (a & XP_CONDATTR_PSHARED)
     {
-      xp_shared_cond ()->init (cond, (a & XP_CONDATTR_MONOTONIC) != 0);
+      xp_shared_cond_init (cond, (a & XP_CONDATTR_MONOTONIC) != 0);
       return 0;
     }
   memset (cond, 0, sizeof *cond);
@@ -433,7 +425,7 @@ pthread_cond_destroy (pthread_cond_t *cond)
   struct xp_cond *c = xp_cond (cond);
   XP_PROBE (cond_destroy, cond);
   if (is_pshared (cond))
-    return xp_shared_cond ()->destroy (cond);
+    return xp_shared_cond_destroy (cond);
   xp_lock (list_lock (c));
   bool busy = c->oldest != NULL;
   xp_unlock (list_lock (c));
@@ -441,8 +433,7 @@ pthread_cond_destroy (pthread_cond_t *cond)
 }
 XP_EXPORT (pthread_cond_destroy)
 
-/* The old ABI (cond-old.c) calls these; referring to the public names
-   from another file would give them an extra default version.  */
+/* The hidden names of cond.h.  */
 #define XP_COND_INTERNAL(internal, public) \
   extern __typeof (public) internal XP_HIDDEN XP_ALIAS_OF (public);
 

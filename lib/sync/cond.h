@@ -34,7 +34,9 @@ xp_cond (pthread_cond_t *c)
 #define XP_CONDATTR_PSHARED 1
 #define XP_CONDATTR_MONOTONIC 2
 
-/* The public functions under hidden names, for the old ABI.  */
+/* The public functions under hidden names, for the old ABI (cond-old.c)
+   and C11 (cnd.c): the public names exist only with their versions
+   (export.h).  */
 __typeof (pthread_cond_init) xp_cond_init XP_HIDDEN;
 __typeof (pthread_cond_destroy) xp_cond_destroy XP_HIDDEN;
 __typeof (pthread_cond_signal) xp_cond_signal XP_HIDDEN;

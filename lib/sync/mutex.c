@@ -23,10 +23,10 @@
             exchange returns 0 (then the lock is ours, marked 2 at the
             cost of at most one needless wake).
    unlock:  exchange in 0; if the old value had 8, fold the time held
-            into the hold estimate (__elision); if it had 2, wake one
-            sleeper; if it had 4, wait (a bounded number of rounds) until
-            the word is taken, so that the asker, not this thread, takes
-            it next.
+            into the hold estimate (the word after __spins); if it had
+            2, wake one sleeper; if it had 4, wait (a bounded number of
+            rounds) until the word is taken, so that the asker, not this
+            thread, takes it next.
    No wake-up is lost: a thread only sleeps on the value 2, which only an
    unlock's exchange removes, and every such unlock wakes one sleeper;
    FUTEX_WAIT compares the word and sleeps atomically.  A spinner that
@@ -134,7 +134,7 @@ static __attribute__ ((noinline)) int
 after_contended_release (pthread_mutex_t *m, int old, bool private)
 {
   if (old & XP_TURN_TIMED)
-    time_turn (&m->__data.__elision);
+    time_turn (xp_mutex_after_spins (m));
   if (old & 2)
     xp_futex_wake (&m->__data.__lock, 1, private);
   if (old & XP_TURN_ASKED)
@@ -154,13 +154,11 @@ release_word (pthread_mutex_t *m, int kind)
 }
 
 /* The hold estimate of a mutex whose spinners may ask for turns: only a
-   private one, so that a shared mutex keeps glibc's exact protocol.  It
-   lives in __elision, glibc's lock-elision state, which xpthread (doing
-   no elision) has no other use for.  */
+   private one, so that a shared mutex keeps glibc's exact protocol.  */
 static inline short *
 turn_hold (pthread_mutex_t *m, int kind)
 {
-  return xp_mutex_private (kind) ? &m->__data.__elision : NULL;
+  return xp_mutex_private (kind) ? xp_mutex_after_spins (m) : NULL;
 }
 
 /* Sleep until the word is ours (left at 2).  WAIT: the profiler's, told

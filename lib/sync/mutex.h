@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <time.h>
 
 /* glibc's __kind: the type in the low bits, then flags.  */
@@ -59,6 +60,18 @@ static inline unsigned short *
 xp_mutex_spin_state (pthread_mutex_t *m)
 {
   return (unsigned short *) &m->__data.__spins;
+}
+
+/* The 16-bit word after __spins: glibc's lock-elision state up to 2.42
+   (__elision), unused from 2.43, which removed elision and renamed it
+   (__glibc_reserved).  The place is ABI and every release keeps it; the
+   name is not, so it is reached from __spins.  xpthread, which does no
+   elision, keeps a private mutex's hold estimate there.  */
+static inline short *
+xp_mutex_after_spins (pthread_mutex_t *m)
+{
+  return (short *) ((char *) m + offsetof (pthread_mutex_t, __data.__spins)
+                    + sizeof (short));
 }
 
 /* Lock after a condition wait: spin for it first (its holder is usually
