@@ -926,7 +926,7 @@ slow_init (void)
 }
 
 static void *
-call_once (void *arg)
+run_the_once (void *arg)
 {
   pthread_once (&once_control, slow_init);
   return (void *) (uintptr_t) once_effect;
@@ -936,7 +936,7 @@ START_TEST (once_runs_once)
 {
   pthread_t threads[ONCE_THREADS];
   for (int i = 0; i < ONCE_THREADS; i++)
-    ck_assert_int_eq (pthread_create (&threads[i], NULL, call_once, NULL), 0);
+    ck_assert_int_eq (pthread_create (&threads[i], NULL, run_the_once, NULL), 0);
   for (int i = 0; i < ONCE_THREADS; i++)
     {
       void *seen;

@@ -81,7 +81,7 @@ int __open64_2 (const char *file, int flags);
 int __openat_2 (int dirfd, const char *file, int flags);
 int __openat64_2 (int dirfd, const char *file, int flags);
 
-static const char file_data[16] = "0123456789abcdef";
+static const char file_data[] = "0123456789abcdef";
 
 /* --- binding ------------------------------------------------------------- */
 
