@@ -33,16 +33,26 @@
    helgrind.h, which defines the same ANNOTATE macros.  */
 #define XP_DRD_GET_VALGRIND_THREAD_ID VG_USERREQ_TOOL_BASE ('D', 'R')
 
+/* A tool's preload object whose own calls to pthread functions must
+   reach glibc's, which the tool intercepts, and not xpthread's: their
+   jump slots there are pointed at glibc's functions.  */
+struct glibc_call
+{
+  const char *name, *version;
+};
+
+struct rebinding
+{
+  const char *object;           /* part of the preload object's path */
+  const struct glibc_call *calls;
+  size_t count;
+};
+
 /* DRD's pthread_create wrapper waits for the new thread on a mutex and a
    condition variable of its own, and asks DRD to ignore that mutex's lock
    order, which DRD answers with "not a mutex" when the wrapper's calls
-   bind to xpthread's: DRD saw no pthread_mutex_init.  So the wrapper's
-   jump slots for them, in DRD's preload object, lead to glibc's, which
-   DRD intercepts as it does without xpthread.  */
-static const struct
-{
-  const char *name, *version;
-} drd_own_calls[] = {
+   bind to xpthread's: DRD saw no pthread_mutex_init.  */
+static const struct glibc_call drd_own_calls[] = {
   { "pthread_mutex_init", "GLIBC_2.2.5" },
   { "pthread_mutex_destroy", "GLIBC_2.2.5" },
   { "pthread_mutex_lock", "GLIBC_2.2.5" },
@@ -51,6 +61,22 @@ static const struct
   { "pthread_cond_destroy", "GLIBC_2.3.2" },
   { "pthread_cond_wait", "GLIBC_2.3.2" },
   { "pthread_cond_signal", "GLIBC_2.3.2" },
+};
+
+/* Helgrind's thread wrapper (valgrind 3.27 seen) asks pthread_self for
+   the handle it matches glibc's pthread_join against; xpthread's answer,
+   which adopts the thread besides, matches no join.  */
+static const struct glibc_call helgrind_own_calls[] = {
+  { "pthread_self", "GLIBC_2.2.5" },
+};
+
+static const struct rebinding drd_rebinding = {
+  "/vgpreload_drd-", drd_own_calls,
+  sizeof drd_own_calls / sizeof *drd_own_calls,
+};
+static const struct rebinding helgrind_rebinding = {
+  "/vgpreload_helgrind-", helgrind_own_calls,
+  sizeof helgrind_own_calls / sizeof *helgrind_own_calls,
 };
 
 /* An address from OBJ's dynamic section, which glibc's dynamic linker
@@ -62,10 +88,11 @@ dynamic_address (const struct dl_phdr_info *obj, ElfW (Addr) ptr)
 }
 
 static int
-rebind_drd_object (struct dl_phdr_info *obj, size_t size, void *unused)
+rebind_object (struct dl_phdr_info *obj, size_t size, void *data)
 {
-  (void) size, (void) unused;
-  if (strstr (obj->dlpi_name, "/vgpreload_drd-") == NULL)
+  (void) size;
+  const struct rebinding *want = data;
+  if (strstr (obj->dlpi_name, want->object) == NULL)
     return 0;
   const ElfW (Dyn) *dyn = NULL;
   uintptr_t relro = 0, relro_end = 0;
@@ -97,8 +124,8 @@ rebind_drd_object (struct dl_phdr_info *obj, size_t size, void *unused)
       if (ELF64_R_TYPE (rela[r].r_info) != R_X86_64_JUMP_SLOT)
         continue;
       const char *name = strtab + symtab[ELF64_R_SYM (rela[r].r_info)].st_name;
-      for (size_t c = 0; c < sizeof drd_own_calls / sizeof *drd_own_calls; c++)
-        if (strcmp (name, drd_own_calls[c].name) == 0)
+      for (size_t c = 0; c < want->count; c++)
+        if (strcmp (name, want->calls[c].name) == 0)
           {
             uintptr_t slot = obj->dlpi_addr + rela[r].r_offset;
             /* Bound at load time (-z now), the slots are read-only.  */
@@ -107,7 +134,7 @@ rebind_drd_object (struct dl_phdr_info *obj, size_t size, void *unused)
             if (ro)
               mprotect (page, 4096, PROT_READ | PROT_WRITE);
             *(void **) slot = xp_glibc_function (name,
-                                                 drd_own_calls[c].version);
+                                                 want->calls[c].version);
             if (ro)
               mprotect (page, 4096, PROT_READ);
           }
@@ -129,7 +156,9 @@ xp_vg_init (bool *observes)
                                               0, 0, 0, 0, 0) != 0;
   *observes = helgrind || drd;
   if (drd)
-    dl_iterate_phdr (rebind_drd_object, NULL);
+    dl_iterate_phdr (rebind_object, (void *) &drd_rebinding);
+  if (helgrind)
+    dl_iterate_phdr (rebind_object, (void *) &helgrind_rebinding);
   return true;
 }
 
