@@ -104,19 +104,33 @@ has_waiters (const struct xp_cond_view *v)
   return (xp_load_relaxed (v->wrefs) >> 3) != 0;
 }
 
+/* A signaller's start: false when nobody waits; else the internal lock
+   is taken, and *next is the next waiter's position and *g1 G1's slot.  */
+static bool
+begin_signalling (const struct xp_cond_protocol *p, pthread_cond_t *cond,
+                  struct xp_cond_view *v, uint64_t *next, unsigned *g1)
+{
+  xp_cond_view (p, cond, v);
+  if (!has_waiters (v))
+    return false;
+  lock_internal (v);
+  uint64_t wseq = xp_load_relaxed (v->wseq);
+  *next = wseq >> 1;
+  *g1 = (unsigned) (wseq & 1) ^ 1;
+  return true;
+}
+
 int
 xp_cond_protocol_signal (const struct xp_cond_protocol *p,
                          pthread_cond_t *cond)
 {
   struct xp_cond_view v;
-  xp_cond_view (p, cond, &v);
-  if (!has_waiters (&v))
+  uint64_t next;
+  unsigned g1;
+  if (!begin_signalling (p, cond, &v, &next, &g1))
     return 0;
-  lock_internal (&v);
-  uint64_t wseq = xp_load_relaxed (v.wseq);
-  unsigned g1 = (unsigned) (wseq & 1) ^ 1;
   bool woke = false;
-  if (v.g_size[g1] != 0 || p->switch_groups (&v, wseq >> 1, &g1))
+  if (v.g_size[g1] != 0 || p->switch_groups (&v, next, &g1))
     {
       __atomic_fetch_add (&v.g_signals[g1], p->signal_weight,
                           __ATOMIC_RELAXED);
@@ -144,19 +158,17 @@ xp_cond_protocol_broadcast (const struct xp_cond_protocol *p,
                             pthread_cond_t *cond)
 {
   struct xp_cond_view v;
-  xp_cond_view (p, cond, &v);
-  if (!has_waiters (&v))
+  uint64_t next;
+  unsigned g1;
+  if (!begin_signalling (p, cond, &v, &next, &g1))
     return 0;
-  lock_internal (&v);
-  uint64_t wseq = xp_load_relaxed (v.wseq);
-  unsigned g1 = (unsigned) (wseq & 1) ^ 1;
   if (v.g_size[g1] != 0)
     {
       signal_group (p, &v, g1);
       /* Before the switch, which may wait for these sleepers to leave.  */
       xp_cond_wake (&v.g_signals[g1], INT_MAX);
     }
-  bool woke = p->switch_groups (&v, wseq >> 1, &g1);
+  bool woke = p->switch_groups (&v, next, &g1);
   if (woke)
     signal_group (p, &v, g1);
   unlock_internal (&v);
