@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <threads.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
@@ -87,6 +89,19 @@ ab_ba (void)
 {
   struct pair pairs[] = { { &lock_a, &lock_b }, { &lock_b, &lock_a } };
   orders_in_threads (pairs, 2);
+}
+
+/* The AB-BA inversion, after the program closed standard error and its
+   number went to a data file ($LOCKDEP_DATA): the report and the summary
+   must not land in the data.  */
+static void
+stderr_reused (void)
+{
+  close (STDERR_FILENO);
+  int fd = open (getenv ("LOCKDEP_DATA"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd != STDERR_FILENO || write (fd, "data\n", 5) != 5)
+    exit (99);
+  ab_ba ();
 }
 
 /* Not reported: both orders are always taken inside lock_g, so the two
@@ -606,6 +621,7 @@ static const struct
   void (*run) (void);
 } cases[] = {
   { "ab-ba", ab_ba },
+  { "stderr-reused", stderr_reused },
   { "gated-inversion", gated_inversion },
   { "gate-dropped", gate_dropped },
   { "one-thread", one_thread },

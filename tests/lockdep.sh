@@ -516,6 +516,17 @@ summary 3 4 1"
 if [ "$json" != "$want" ]; then
   echo "FAIL: the JSON lines of the file:"; echo "$json"; fail=1
 fi
+# A program that closed standard error and opened a data file on its
+# number keeps its data: the reports go nowhere.
+for how in raw hosted linked; do
+  prog=$plain pre=$XP_LIB mode=$how
+  if [ $how = linked ]; then prog=$linked pre= mode=auto; fi
+  env LD_PRELOAD="$pre" XPTHREAD_MODE=$mode XPTHREAD_LOCKDEP=1 \
+    LOCKDEP_DATA="$tmp/data" "$prog" stderr-reused > /dev/null 2>&1
+  if [ "$(cat "$tmp/data")" != data ]; then
+    echo "FAIL: stderr-reused ($how): the data file holds:"; cat "$tmp/data"; fail=1
+  fi
+done
 env LD_PRELOAD="$XP_LIB" XPTHREAD_LOCKDEP=abort "$plain" self-deadlock \
   > "$tmp/abort.out" 2> "$tmp/abort.err"
 status=$?

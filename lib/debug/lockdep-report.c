@@ -1,11 +1,13 @@
-/* Lockdep's reports: text a person reads at a glance, written with
-   write(2) to standard error or XPTHREAD_LOCKDEP_FILE, where each report
+/* Lockdep's reports: text a person reads at a glance, written to the
+   standard error the program started with or XPTHREAD_LOCKDEP_FILE
+   (report-fd.h), where each report
    is followed by the same as one line of JSON, for programs.  Names come
    from the objects' symbol tables and debug information (sym.c), read
    when a report is written, never on a lock path.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
 #include "env.h"
+#include "report-fd.h"
 #include "sym.h"
 #include "thread.h"
 #include <dlfcn.h>
@@ -25,7 +27,8 @@ xp_ld_report_open (void)
   const char *path = xp_env_string ("XPTHREAD_LOCKDEP_FILE");
   if (path == NULL)
     return;
-  int fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = xp_report_open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                           0644);
   if (fd < 0)
     xp_warn ("lockdep: cannot open XPTHREAD_LOCKDEP_FILE=%s; reporting "
              "on standard error", path);
@@ -72,13 +75,7 @@ say (const char *fmt, ...)
 static void
 flush (void)
 {
-  for (size_t done = 0; done < used;)
-    {
-      ssize_t n = write (report_fd, text + done, used - done);
-      if (n <= 0)
-        break;
-      done += (size_t) n;
-    }
+  xp_report_write (report_fd, text, used);
   used = 0;
 }
 
@@ -196,11 +193,11 @@ say_thread (int tid)
 {
   char path[64], name[32] = "";
   snprintf (path, sizeof path, "/proc/self/task/%d/comm", tid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  int fd = xp_report_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd >= 0)
     {
-      ssize_t n = read (fd, name, sizeof name - 1);
-      close (fd);
+      ssize_t n = xp_report_read (fd, name, sizeof name - 1);
+      xp_report_close (fd);
       if (n > 0)
         name[n - (name[n - 1] == '\n')] = '\0';
     }

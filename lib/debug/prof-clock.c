@@ -8,6 +8,7 @@
    the vDSO.  The scale is measured at start-up against CLOCK_MONOTONIC.
    Elsewhere, and on CPUs without such a counter, CLOCK_MONOTONIC.  */
 #include "prof-int.h"
+#include "report-fd.h"
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
@@ -65,11 +66,11 @@ kernel_trusts_cycles (void)
   static const char path[]
     = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
   char name[16] = "";
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  int fd = xp_report_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return false;
-  ssize_t len = read (fd, name, sizeof name - 1);
-  close (fd);
+  ssize_t len = xp_report_read (fd, name, sizeof name - 1);
+  xp_report_close (fd);
   return len >= 3 && strncmp (name, "tsc", 3) == 0
          && (len == 3 || name[3] == '\n');
 }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "prof-int.h"
 #include "env.h"
+#include "report-fd.h"
 #include "sym.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -580,22 +581,6 @@ expand_path (char *out, size_t size)
   return true;
 }
 
-static bool
-write_all (int fd, const char *text, size_t n)
-{
-  while (n > 0)
-    {
-      ssize_t w = write (fd, text, n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        return false;
-      text += w;
-      n -= (size_t) w;
-    }
-  return true;
-}
-
 /* PATH is something else than a regular file (a device such as
    /dev/null, a FIFO, a symbolic link): write into it (what a link names
    is created if need be), and drop the report where a FIFO has no reader
@@ -603,15 +588,13 @@ write_all (int fd, const char *text, size_t n)
 static void
 deliver_in_place (const char *path, const char *text, size_t n)
 {
-  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC,
-                 0644);
+  int fd = xp_report_open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK
+                                 | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
-  int flags = fcntl (fd, F_GETFL);
-  if (flags >= 0)
-    fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
-  write_all (fd, text, n);
-  close (fd);
+  xp_report_set_blocking (fd);
+  xp_report_write (fd, text, n);
+  xp_report_close (fd);
 }
 
 /* A regular file (or none yet) is replaced whole, so that a reader never
@@ -621,26 +604,26 @@ deliver (const char *text, size_t n)
 {
   if (report_path == NULL)
     {
-      write_all (STDERR_FILENO, text, n);
+      xp_report_write (STDERR_FILENO, text, n);
       return;
     }
   char path[4096], temp[4200];
   if (!expand_path (path, sizeof path))
     return;
-  struct stat st;
-  if (lstat (path, &st) == 0 && !S_ISREG (st.st_mode))
+  if (xp_report_is_special (path))
     {
       deliver_in_place (path, text, n);
       return;
     }
   snprintf (temp, sizeof temp, "%s.tmp", path);
-  int fd = open (temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = xp_report_open (temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                           0644);
   if (fd < 0)
     return;
-  bool ok = write_all (fd, text, n);
-  close (fd);
-  if (!ok || rename (temp, path) != 0)
-    unlink (temp);
+  bool ok = xp_report_write (fd, text, n);
+  xp_report_close (fd);
+  if (!ok || !xp_report_rename (temp, path))
+    xp_report_unlink (temp);
 }
 
 void

@@ -8,6 +8,7 @@
 #include "sym.h"
 #include "fork-locks.h"
 #include "objects.h"
+#include "report-fd.h"
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -105,23 +106,21 @@ map_object (const char *path)
   if (mapped.map != NULL)
     munmap ((void *) mapped.map, mapped.size);
   mapped.map = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
+  int fd = xp_report_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return false;
-  if (fstat (fd, &st) == 0 && st.st_size > 0
-      && strlen (path) < sizeof mapped.path)
+  off_t size = xp_report_file_size (fd);
+  if (size > 0 && strlen (path) < sizeof mapped.path)
     {
-      void *map = mmap (NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE,
-                        fd, 0);
+      void *map = mmap (NULL, (size_t) size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (map != MAP_FAILED)
         {
           mapped.map = map;
-          mapped.size = (size_t) st.st_size;
+          mapped.size = (size_t) size;
           strcpy (mapped.path, path);
         }
     }
-  close (fd);
+  xp_report_close (fd);
   return mapped.map != NULL;
 }
 

@@ -12,6 +12,7 @@
 #include "away.h"
 #include "compat.h"
 #include "fork-locks.h"
+#include "report-fd.h"
 #include "robust-list.h"
 #include "spin-policy.h"
 #include "stack.h"
@@ -61,6 +62,8 @@ after_fork_child (void)
 static void __attribute__ ((constructor))
 xp_init (void)
 {
+  /* First: what standard error is, before anything reports.  */
+  xp_report_fd_init ();
   xp_compat_init ();
   xp_spin_policy_init ();
   xp_default_attr_init ();
