@@ -104,6 +104,32 @@ stderr_reused (void)
   ab_ba ();
 }
 
+/* The inversion taken by a thread with a deferred cancel pending: the
+   report is written whole, and the cancel acts only at the thread's next
+   cancellation point, after it let go of both locks.  */
+static void *
+cancelled_inverter (void *arg)
+{
+  (void) arg;
+  pthread_cancel (pthread_self ());
+  take_in_order (&lock_b, &lock_a);
+  pthread_testcancel ();
+  return NULL;
+}
+
+static void
+cancel_pending (void)
+{
+  take_in_order (&lock_a, &lock_b);
+  pthread_t t;
+  void *result = NULL;
+  if (pthread_create (&t, NULL, cancelled_inverter, NULL) != 0
+      || pthread_join (t, &result) != 0 || result != PTHREAD_CANCELED)
+    exit (2);
+  /* Every lock still works for every thread.  */
+  take_in_order (&lock_a, &lock_c);
+}
+
 /* Not reported: both orders are always taken inside lock_g, so the two
    threads can never each hold one of the pair.  */
 static const struct pair inverted[] = { { &lock_a, &lock_b },
@@ -622,6 +648,7 @@ static const struct
 } cases[] = {
   { "ab-ba", ab_ba },
   { "stderr-reused", stderr_reused },
+  { "cancel-pending", cancel_pending },
   { "gated-inversion", gated_inversion },
   { "gate-dropped", gate_dropped },
   { "one-thread", one_thread },

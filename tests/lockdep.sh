@@ -516,6 +516,21 @@ summary 3 4 1"
 if [ "$json" != "$want" ]; then
   echo "FAIL: the JSON lines of the file:"; echo "$json"; fail=1
 fi
+# A report written by a thread with a cancel pending is whole, and the
+# program ends as without lockdep.
+for how in raw hosted linked; do
+  prog=$plain pre=$XP_LIB mode=$how
+  if [ $how = linked ]; then prog=$linked pre= mode=auto; fi
+  env LD_PRELOAD="$pre" XPTHREAD_MODE=$mode XPTHREAD_LOCKDEP=1 \
+    timeout 20 "$prog" cancel-pending > /dev/null 2> "$tmp/cancel.err"
+  status=$?
+  if [ $status != 0 ] ||
+     ! grep -q '^    2\. lock_b (lockdep-cases' "$tmp/cancel.err" ||
+     ! grep -q '^xpthread lockdep: .*, 1 report$' \
+       "$tmp/cancel.err"; then
+    echo "FAIL: cancel-pending ($how): status $status"; cat "$tmp/cancel.err"; fail=1
+  fi
+done
 # A program that closed standard error and opened a data file on its
 # number keeps its data: the reports go nowhere.
 for how in raw hosted linked; do

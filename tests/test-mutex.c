@@ -592,6 +592,15 @@ START_TEST (attr_uninitialised_is_invalid)
 }
 END_TEST
 
+/* glibc's destroy touches nothing and answers 0 even for NULL (Open
+   POSIX Test Suite pthread_mutexattr_destroy/4-1 expects no crash).  */
+START_TEST (attr_destroy_null)
+{
+  pthread_mutexattr_t *volatile none = NULL;
+  ck_assert_int_eq (pthread_mutexattr_destroy (none), 0);
+}
+END_TEST
+
 START_TEST (attr_robust)
 {
   pthread_mutexattr_t attr;
@@ -3103,6 +3112,7 @@ main (int argc, char **argv)
   add_case (s, "attr-pshared", attr_pshared, 10);
   add_case (s, "attr-robust", attr_robust, 10);
   add_case (s, "attr-uninitialised", attr_uninitialised_is_invalid, 10);
+  add_case (s, "attr-destroy-null", attr_destroy_null, 10);
   add_case (s, "attr-protocol", attr_protocol, 10);
   add_case (s, "attr-prioceiling", attr_prioceiling, 10);
   add_case (s, "attr-independent", attr_fields_independent, 10);

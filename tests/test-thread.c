@@ -193,6 +193,18 @@ START_TEST (join_after_join_is_esrch)
 }
 END_TEST
 
+/* glibc answers ESRCH for a thread already joined, whose ID outlived it;
+   before, xpthread described the dead thread.  */
+START_TEST (getattr_after_join_is_esrch)
+{
+  pthread_t t;
+  ck_assert_int_eq (pthread_create (&t, NULL, return_arg, NULL), 0);
+  ck_assert_int_eq (pthread_join (t, NULL), 0);
+  pthread_attr_t attr;
+  ck_assert_int_eq (pthread_getattr_np (t, &attr), ESRCH);
+}
+END_TEST
+
 START_TEST (join_detached_is_invalid)
 {
   pthread_t t;
@@ -565,6 +577,7 @@ thread_suite (void)
   tcase_add_test (tc, join_cycle_is_deadlock);
   tcase_add_test (tc, join_detached_is_invalid);
   tcase_add_test (tc, join_after_join_is_esrch);
+  tcase_add_test (tc, getattr_after_join_is_esrch);
   tcase_add_test (tc, tryjoin_busy_then_done);
   tcase_add_test (tc, timedjoin_times_out_then_joins);
   tcase_add_test (tc, timedjoin_rejects_bad_arguments);

@@ -6,6 +6,7 @@
    when a report is written, never on a lock path.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
+#include "cancel.h"
 #include "env.h"
 #include "report-fd.h"
 #include "sym.h"
@@ -130,13 +131,19 @@ in_object (const void *pc, const void *base)
   return pc != NULL && dladdr (pc, &info) != 0 && info.dli_fbase == base;
 }
 
-/* Naming may call malloc (the demangler, libdw) unless the thread holds
-   or is taking at SITE a lock of the allocator's own, which malloc
-   could wait for forever.  */
+/* The cancellation state the report found (xp_cancel_hold), given back
+   when it ends; reports are written one at a time.  */
+static unsigned cancel_held;
+
+/* A report of the thread holding HELD and taking at SITE begins.  No
+   cancel acts while it is written.  Naming may call malloc (the
+   demangler, libdw) unless the thread holds or is taking at SITE a lock
+   of the allocator's own, which malloc could wait for forever.  */
 static void
-allow_malloc (const struct xp_ld_held *held, unsigned depth,
+begin_report (const struct xp_ld_held *held, unsigned depth,
               const void *site)
 {
+  cancel_held = xp_cancel_hold ();
   const void *base = allocator_base ();
   bool inside = base != NULL && in_object (site, base);
   for (unsigned i = 0; i < depth && !inside; i++)
@@ -340,6 +347,7 @@ finish_with (void (*json) (const void *), const void *arg)
       flush ();
       abort ();
     }
+  xp_cancel_resume (cancel_held);
 }
 
 struct cycle_report
@@ -412,7 +420,7 @@ xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
                     const struct xp_ld_held *held, unsigned depth)
 {
   const struct xp_ld_edge *closing = xp_ld_edge (cycle[n - 1]);
-  allow_malloc (held, depth, closing->stack.depth != 0 ? closing->stack.pc[0]
+  begin_report (held, depth, closing->stack.depth != 0 ? closing->stack.pc[0]
                                                        : NULL);
   say ("xpthread lockdep: possible deadlock: a cycle of %u lock orders\n", n);
   say_thread (xp_self_tid ());
@@ -476,7 +484,7 @@ void
 xp_ld_report_self (const struct xp_ld_held *again,
                    const struct xp_ld_held *held, unsigned depth)
 {
-  allow_malloc (held, depth, again->site);
+  begin_report (held, depth, again->site);
   say ("xpthread lockdep: deadlock: a thread takes a lock it holds\n");
   say_thread (xp_self_tid ());
   say (" is taking %p, ", again->lock);
@@ -513,7 +521,7 @@ void
 xp_ld_report_cond_wait (const void *cond, const void *mutex,
                         const void *site, const struct xp_ld_held *kept)
 {
-  allow_malloc (kept, 1, site);
+  begin_report (kept, 1, site);
   say ("xpthread lockdep: warning: a condition wait keeps another lock\n");
   say_thread (xp_self_tid ());
   say (" waits on condition variable %p at ", cond);
@@ -564,7 +572,7 @@ xp_ld_report_misuse (enum xp_ld_misuse what, const void *lock,
                      uint32_t class_id, const struct xp_stack *stack,
                      const struct xp_ld_held *held, unsigned depth)
 {
-  allow_malloc (held, depth, stack->depth ? stack->pc[0] : NULL);
+  begin_report (held, depth, stack->depth ? stack->pc[0] : NULL);
   if (what == XP_LD_EXIT_HOLDING)
     {
       say ("xpthread lockdep: a thread ends holding locks, which nobody "

@@ -49,6 +49,28 @@ xp_testcancel (void)
     xp_cancel_act ();
 }
 
+/* Hold off the calling thread's cancellation while the lock debugging
+   tools run in it: what they call (the symbol reader, libdw) may be a
+   cancellation point, and a cancel acted on there would unwind the
+   thread with the tools' lock held.  Returns what xp_cancel_resume
+   gives back; a request that comes meanwhile stays pending.  */
+static inline unsigned
+xp_cancel_hold (void)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (self == NULL)
+    return XP_CANCEL_DISABLED;
+  return xp_fetch_or (&self->cancel, XP_CANCEL_DISABLED) & XP_CANCEL_DISABLED;
+}
+
+static inline void
+xp_cancel_resume (unsigned held)
+{
+  struct xp_thread *self = xp_self_ptr;
+  if (self != NULL && (held & XP_CANCEL_DISABLED) == 0)
+    xp_fetch_and (&self->cancel, ~XP_CANCEL_DISABLED);
+}
+
 /* A system call that is a cancellation point: if a cancel is due before
    the call has taken effect (before the system call instruction, or while
    it blocks and the kernel will restart it, or when it failed with EINTR),

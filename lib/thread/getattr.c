@@ -190,10 +190,14 @@ int
 pthread_getattr_np (pthread_t thread, pthread_attr_t *attr)
 {
   struct xp_thread *t = (struct xp_thread *) thread;
+  /* Joined: its ID outlived it, as pthread_join answers.  */
+  unsigned join_state = xp_load_acquire (&t->join_state);
+  if (join_state & XP_JOIN_RELEASED)
+    return ESRCH;
   pthread_attr_init (attr);
   struct xp_attr *a = xp_attr (attr);
 
-  if (xp_load_acquire (&t->join_state) & XP_JOIN_DETACHED)
+  if (join_state & XP_JOIN_DETACHED)
     a->flags |= XP_ATTR_DETACHED;
 
   struct stack_area stack;
