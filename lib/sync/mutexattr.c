@@ -56,9 +56,10 @@ pthread_mutexattr_destroy (pthread_mutexattr_t *attr)
   /* The fields stay: glibc keeps them, and programs that destroy an
      attribute before its last pthread_mutex_init work there.  glibc
      touches nothing, so NULL is no error there either; <pthread.h>
-     says it cannot be, which the compiler must not believe.  */
-  __asm__ ("" : "+r" (attr));
-  if (attr == NULL)
+     says it cannot be, which the compilers must not believe.  */
+  const void *given = attr;
+  __asm__ ("" : "+r" (given));
+  if (given == NULL)
     return 0;
   int *word = xp_mutexattr_word (attr);
   *word = (*word & ~XP_MUTEXATTR_MARK_MASK) | XP_MUTEXATTR_DESTROYED;
