@@ -703,6 +703,25 @@ interval_case (void)
   return 0;
 }
 
+/* The main thread ends with pthread_exit after its one thread: the
+   process must end then, with status 0, though the profiler's reporter
+   thread runs (XPTHREAD_PROF_INTERVAL).  */
+static void *
+ending_thread (void *arg)
+{
+  return arg;
+}
+
+static int
+main_exits_case (void)
+{
+  pthread_t t;
+  if (pthread_create (&t, NULL, ending_thread, NULL) != 0
+      || pthread_join (t, NULL) != 0)
+    return 1;
+  pthread_exit (NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -738,8 +757,11 @@ main (int argc, char **argv)
     return signal_case ();
   if (strcmp (c, "interval") == 0)
     return interval_case ();
+  if (strcmp (c, "main-exits") == 0)
+    return main_exits_case ();
   fprintf (stderr, "usage: %s truth|rwlock|cond|million|kinds|owners|"
-           "contend|brief|timeout|slower|fork|exec|signal|interval\n",
+           "contend|brief|timeout|slower|fork|exec|signal|interval|"
+           "main-exits\n",
            argv[0]);
   return 2;
 }

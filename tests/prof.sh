@@ -408,6 +408,15 @@ run raw text contend XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= && check raw 
 run raw folded contend XPTHREAD_PROF_FORMAT=folded XPTHREAD_PROF_FILE= && check raw folded
 run raw signal signal XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
   XPTHREAD_PROF_SIGNAL=SIGUSR2 && check raw signal
+# The reporter thread never keeps a process alive whose main thread
+# called pthread_exit after its other threads ended; the report at exit
+# is still written.
+for how in raw hosted linked; do
+  if run $how main-exits main-exits XPTHREAD_PROF_INTERVAL=1 &&
+     ! grep -qs '"reason":"exit"' "$tmp"/main-exits.$how.*.json; then
+    echo "FAIL: main-exits ($how): no report at exit"; fail=1
+  fi
+done
 run raw interval interval XPTHREAD_PROF_FORMAT=text XPTHREAD_PROF_FILE= \
   XPTHREAD_PROF_INTERVAL=1 && check raw interval
 # A report file that is no regular file is written into, never replaced

@@ -8,6 +8,7 @@
 #include "env.h"
 #include "fork-locks.h"
 #include "futex.h"
+#include "thread.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -48,25 +49,62 @@ ask_for_report (int sig)
   errno = saved;
 }
 
+/* In hosted mode the reporter is one of glibc's threads, and glibc ends
+   the process when its last thread ends (the main thread may have called
+   pthread_exit): once the reporter is the only thread xpthread knows, it
+   ends, so that the process ends as it would have without it (a thread
+   glibc started behind xpthread's back keeps it going, as it would).  It
+   looks once a second.  In raw mode it does not count at all
+   (xp_thread_create_internal).  */
+#define ALONE_CHECK_SECONDS 1
+
+/* When the next wait of the reporter ends: at the next interval report,
+   and in hosted mode within ALONE_CHECK_SECONDS; false: no deadline.  */
+static bool
+next_wake (bool hosted, const struct timespec *next_report,
+           struct timespec *deadline)
+{
+  if (!hosted)
+    {
+      *deadline = *next_report;
+      return report_interval > 0;
+    }
+  clock_gettime (CLOCK_MONOTONIC, deadline);
+  deadline->tv_sec += ALONE_CHECK_SECONDS;
+  if (report_interval > 0 && next_report->tv_sec < deadline->tv_sec)
+    *deadline = *next_report;
+  return true;
+}
+
 static void *
 reporter (void *arg)
 {
   (void) arg;
+  bool hosted = xp_mode == XP_MODE_HOSTED;
+  struct timespec next_report;
+  clock_gettime (CLOCK_MONOTONIC, &next_report);
+  next_report.tv_sec += report_interval;
   for (;;)
     {
       int seen = xp_load_acquire (&reports_asked);
-      struct timespec deadline;
-      clock_gettime (CLOCK_MONOTONIC, &deadline);
-      deadline.tv_sec += report_interval;
-      int r = xp_futex_wait_abs (&reports_asked, seen, CLOCK_MONOTONIC,
-                                 report_interval > 0 ? &deadline : NULL,
-                                 true);
+      struct timespec deadline, now;
+      bool timed = next_wake (hosted, &next_report, &deadline);
+      xp_futex_wait_abs (&reports_asked, seen, CLOCK_MONOTONIC,
+                         timed ? &deadline : NULL, true);
+      clock_gettime (CLOCK_MONOTONIC, &now);
       if (xp_load_acquire (&reports_asked) != seen)
         report_now (XP_PROF_ON_SIGNAL);
-      else if (r == -ETIMEDOUT)
-        report_now (XP_PROF_ON_INTERVAL);
+      else if (report_interval > 0 && now.tv_sec >= next_report.tv_sec
+               && (now.tv_sec > next_report.tv_sec
+                   || now.tv_nsec >= next_report.tv_nsec))
+        {
+          report_now (XP_PROF_ON_INTERVAL);
+          next_report = now;
+          next_report.tv_sec += report_interval;
+        }
+      if (hosted && xp_thread_list_only (xp_self ()))
+        return NULL;
     }
-  return NULL;
 }
 
 void
@@ -82,7 +120,7 @@ xp_prof_thread_creating (void)
   pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize (&attr, 1 << 20);
   pthread_t thread;
-  if (pthread_create (&thread, &attr, reporter, NULL) != 0)
+  if (xp_thread_create_internal (&thread, &attr, reporter, NULL) != 0)
     xp_warn ("XPTHREAD_PROF: no reporter thread; reports at exit only");
   pthread_attr_destroy (&attr);
 }

@@ -17,6 +17,9 @@
 #define XP_ATTR_STACK_SET 0x8u        /* stackaddr given by the user */
 #define XP_ATTR_STACKSIZE_SET 0x10u
 #define XP_ATTR_SIGMASK_SET 0x20u
+/* The library's own thread (xp_thread_create_internal), never set from
+   a program's attribute.  */
+#define XP_ATTR_INTERNAL 0x40u
 
 struct xp_attr_ext
 {

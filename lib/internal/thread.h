@@ -96,6 +96,10 @@ struct xp_thread
   /* Runs SCHED_FIFO or SCHED_RR: locks must not spin for it.  */
   bool realtime;
 
+  /* The library's own thread (the profiler's reporter): not one of the
+     program's, whose last one ends the process.  */
+  bool internal;
+
   /* When the thread took a mutex by a turn (spin-policy.h).  */
   long turn_taken_ns;
 
@@ -199,12 +203,22 @@ xp_thread_tid (const struct xp_thread *t)
 /* Thread list.  */
 void xp_thread_list_add (struct xp_thread *t) XP_HIDDEN;
 void xp_thread_list_remove (struct xp_thread *t) XP_HIDDEN;
+/* Whether t is the one thread on the list.  */
+bool xp_thread_list_only (const struct xp_thread *t) XP_HIDDEN;
 extern xp_lock_t xp_thread_list_lock XP_HIDDEN;
 extern struct xp_thread *xp_thread_list_head XP_HIDDEN;
 
 /* Number of threads that count for process exit: the main thread plus
-   every live thread xpthread started.  The last one out calls exit(0).  */
+   every live thread xpthread started for the program (not its own).  The
+   last one out calls exit(0).  */
 extern int xp_live_threads XP_HIDDEN;
+
+/* Start a thread of the library's own (raw mode: it does not keep the
+   process alive; no probe, no profiler hook), all signals blocked, so
+   that no handler of the program runs in it.  */
+int xp_thread_create_internal (pthread_t *thread, pthread_attr_t *attr,
+                               void *(*start) (void *), void *arg)
+  XP_HIDDEN;
 
 /* How many forks separate this process from the first one: each fork
    child adds one (pthread_once uses it to recognise a runner that stayed

@@ -149,6 +149,7 @@ prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
   t->arg = arg;
   xp_hook_thread_created (t, start);
   t->join_state = (a->flags & XP_ATTR_DETACHED) ? XP_JOIN_DETACHED : 0;
+  t->internal = (a->flags & XP_ATTR_INTERNAL) != 0;
   t->gated = needs_gate (a);
   t->realtime = (a->flags & XP_ATTR_EXPLICIT_SCHED)
                 ? a->policy == SCHED_FIFO || a->policy == SCHED_RR
@@ -178,9 +179,12 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
   /* Published before the thread runs, which may read it; the probe,
      glibc's, fires in between, as in glibc.  */
   *thread = (pthread_t) t;
-  XP_PROBE (pthread_create, thread, user_attr, start, arg);
+  bool internal = t->internal;
+  if (!internal)
+    XP_PROBE (pthread_create, thread, user_attr, start, arg);
   xp_thread_list_add (t);
-  xp_fetch_add (&xp_live_threads, 1);
+  if (!internal)
+    xp_fetch_add (&xp_live_threads, 1);
 
   bool gated = t->gated;
   void *tp = t->tp;
@@ -195,7 +199,8 @@ create_raw (pthread_t *thread, const struct xp_attr *a,
   set_signal_mask (&old, NULL);
   if (tid < 0)
     {
-      xp_fetch_add (&xp_live_threads, -1);
+      if (!internal)
+        xp_fetch_add (&xp_live_threads, -1);
       xp_thread_list_remove (t);
       t->tid = 0;
       xp_block_release (t);
@@ -223,3 +228,23 @@ pthread_create (pthread_t *thread, const pthread_attr_t *attr,
   return create_raw (thread, &a, attr, start_routine, arg);
 }
 XP_EXPORT (pthread_create)
+
+int
+xp_thread_create_internal (pthread_t *thread, pthread_attr_t *attr,
+                           void *(*start) (void *), void *arg)
+{
+  sigset_t all;
+  sigfillset (&all);
+  int err = pthread_attr_setsigmask_np (attr, &all);
+  if (err != 0)
+    return err;
+  struct xp_attr a;
+  resolve_attr (attr, &a);
+  a.flags |= XP_ATTR_INTERNAL;
+  if (xp_mode == XP_MODE_HOSTED)
+    return xp_hosted_start (thread, &a, attr, start, arg);
+  err = xp_compat_go_multithreaded ();
+  if (err != 0)
+    return err;
+  return create_raw (thread, &a, attr, start, arg);
+}

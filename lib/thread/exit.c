@@ -38,9 +38,9 @@ block_all_signals (void)
 }
 
 static void
-leave_if_last (void)
+leave_if_last (const struct xp_thread *self)
 {
-  if (xp_fetch_add (&xp_live_threads, -1) == 1)
+  if (!self->internal && xp_fetch_add (&xp_live_threads, -1) == 1)
     exit (EXIT_SUCCESS);
 }
 
@@ -86,7 +86,7 @@ exit_main (struct xp_thread *self, void *result)
   mark_exited (self);
   if (xp_mode == XP_MODE_HOSTED)
     xp_hosted_exit (result);
-  leave_if_last ();
+  leave_if_last (self);
   block_all_signals ();
   exit_kernel_thread ();
 }
@@ -97,7 +97,7 @@ exit_main (struct xp_thread *self, void *result)
 static __attribute__ ((noreturn)) void
 exit_raw (struct xp_thread *self)
 {
-  leave_if_last ();
+  leave_if_last (self);
   if (!xp_compat_tcb_retire (self->tp))
     /* Signals still open: the set*id broadcast that holds glibc's list
        waits for this thread's handler.  */

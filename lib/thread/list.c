@@ -29,6 +29,15 @@ xp_thread_list_add (struct xp_thread *t)
   xp_unlock (&xp_thread_list_lock);
 }
 
+bool
+xp_thread_list_only (const struct xp_thread *t)
+{
+  xp_lock (&xp_thread_list_lock);
+  bool only = xp_thread_list_head == t && t->next == NULL;
+  xp_unlock (&xp_thread_list_lock);
+  return only;
+}
+
 void
 xp_thread_list_remove (struct xp_thread *t)
 {
