@@ -112,8 +112,12 @@ void xp_compat_thread_start (struct xp_thread *self) XP_HIDDEN;
 /* C++ thread_local destructors of the calling thread (any mode).  */
 void xp_compat_call_tls_dtors (void) XP_HIDDEN;
 
-/* glibc's definition of name (the versioned one when it exists).  */
+/* glibc's definition of name: the given version when it exists, else the
+   default one (version NULL: the default).  The first ends the process
+   when glibc lacks it, the second answers NULL.  */
 void *xp_glibc_function (const char *name, const char *version) XP_HIDDEN;
+void *xp_glibc_function_if_any (const char *name,
+                                const char *version) XP_HIDDEN;
 
 /* Hosted mode: threads started by glibc's pthread_create, wrapped in a
    descriptor of ours.  user_attr is what the program passed, for the

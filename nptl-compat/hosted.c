@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "attr.h"
 #include "compat.h"
+#include "glibc-threads.h"
 #include "lock-hooks.h"
 #include "probes.h"
 #include "sched-util.h"
@@ -135,16 +136,14 @@ int
 xp_hosted_tid (const struct xp_thread *t)
 {
   pthread_t host = xp_load_relaxed (&t->host);
-  if (host == 0 || xp_compat_tid_offset == 0)
-    return 0;
-  return *(volatile const int *) ((const char *) host
-                                  + xp_compat_tid_offset);
+  int *word = host != 0 ? xp_glibc_thread_tid_word (host) : NULL;
+  return word != NULL ? xp_load_relaxed (word) : 0;
 }
 
 static bool
 creator_waits (void)
 {
-  return xp_compat_tid_offset == 0;
+  return !xp_glibc_thread_tid_known ();
 }
 
 static void *
@@ -188,7 +187,7 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   /* The descriptor is xpthread's, and reused: its accesses are ordered
      by internal locks and atomics that the thread checkers do not see.  */
   xp_hook_sync_words (t, sizeof *t);
-  t->kind = XP_THREAD_HOSTED;
+  xp_thread_set_kind (t, XP_THREAD_HOSTED);
   t->start_routine = start_routine;
   t->arg = arg;
   xp_hook_thread_created (t, start_routine);

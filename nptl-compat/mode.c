@@ -5,6 +5,7 @@
 #include "env.h"
 #include "export.h"
 #include "glibc-cond.h"
+#include "glibc-threads.h"
 #include "layout.h"
 #include "lock-hooks.h"
 #include "fork-locks.h"
@@ -50,6 +51,7 @@ void
 xp_compat_init (void)
 {
   const char *why = NULL;
+  xp_glibc_threads_init ();
   xp_compat_cpu_id_offset = xp_layout_cpu_id_offset ();
   xp_compat_tid_offset = xp_layout_tid_offset ();
   xp_glibc_cond_find ();
@@ -87,14 +89,20 @@ xpthread_mode_np (void)
 }
 XP_EXPORT (xpthread_mode_np)
 
-/* glibc's own entry points, for hosted mode and for the one thread that
-   puts glibc in multi-threaded mode.  */
+/* glibc's own entry points, for hosted mode, threads glibc started and
+   the one thread that puts glibc in multi-threaded mode.  VERSION NULL:
+   the default version.  */
+void *
+xp_glibc_function_if_any (const char *name, const char *version)
+{
+  void *f = version != NULL ? dlvsym (RTLD_NEXT, name, version) : NULL;
+  return f != NULL ? f : dlsym (RTLD_NEXT, name);
+}
+
 void *
 xp_glibc_function (const char *name, const char *version)
 {
-  void *f = dlvsym (RTLD_NEXT, name, version);
-  if (f == NULL)
-    f = dlsym (RTLD_NEXT, name);
+  void *f = xp_glibc_function_if_any (name, version);
   if (f == NULL)
     xp_fatal ("glibc's %s is missing", name);
   return f;

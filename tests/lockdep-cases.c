@@ -10,12 +10,15 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
@@ -128,6 +131,129 @@ cancel_pending (void)
     exit (2);
   /* Every lock still works for every thread.  */
   take_in_order (&lock_a, &lock_c);
+}
+
+/* Eight inversions, each of two locks of its own, in the calling thread:
+   eight reports, during which tests below make other things happen.  */
+#define INVERTED_PAIRS 8
+#define M PTHREAD_MUTEX_INITIALIZER
+static pthread_mutex_t paired[2 * INVERTED_PAIRS] = { M, M, M, M, M, M, M,
+                                                      M, M, M, M, M, M, M,
+                                                      M, M };
+#undef M
+
+static void
+eight_reports (void)
+{
+  for (int i = 0; i < INVERTED_PAIRS; i++)
+    {
+      take_in_order (&paired[2 * i], &paired[2 * i + 1]);
+      take_in_order (&paired[2 * i + 1], &paired[2 * i]);
+    }
+}
+
+static int stop_storm;
+static int storm_events;
+
+static bool
+storm_on (void)
+{
+  return !__atomic_load_n (&stop_storm, __ATOMIC_ACQUIRE);
+}
+
+static void
+storm_event (void)
+{
+  __atomic_fetch_add (&storm_events, 1, __ATOMIC_RELEASE);
+}
+
+/* Run STORM in a thread (its argument: the calling thread) while the
+   calling thread writes eight reports, from the storm's first event on:
+   a thread that starts during a report waits for it to end.  */
+static void
+reports_during (void *(*storm) (void *))
+{
+  pthread_t t, self = pthread_self ();
+  if (pthread_create (&t, NULL, storm, &self) != 0)
+    exit (2);
+  while (__atomic_load_n (&storm_events, __ATOMIC_ACQUIRE) == 0)
+    sched_yield ();
+  eight_reports ();
+  __atomic_store_n (&stop_storm, 1, __ATOMIC_RELEASE);
+  if (pthread_join (t, NULL) != 0)
+    exit (2);
+}
+
+/* A signal handler that locks, landing while its thread writes a report:
+   the lock works, and so does every lock after the reports.  */
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile sig_atomic_t handled;
+
+static void
+lock_in_handler (int sig)
+{
+  (void) sig;
+  pthread_mutex_lock (&handler_lock);
+  handled++;
+  pthread_mutex_unlock (&handler_lock);
+  storm_event ();
+}
+
+static void *
+signal_storm (void *arg)
+{
+  pthread_t target = *(pthread_t *) arg;
+  while (storm_on ())
+    {
+      pthread_kill (target, SIGUSR1);
+      sched_yield ();
+    }
+  return NULL;
+}
+
+static void
+signal_during_report (void)
+{
+  struct sigaction sa = { .sa_handler = lock_in_handler,
+                          .sa_flags = SA_RESTART };
+  sigemptyset (&sa.sa_mask);
+  if (sigaction (SIGUSR1, &sa, NULL) != 0)
+    exit (2);
+  reports_during (signal_storm);
+  take_in_order (&handler_lock, &lock_c);
+  printf ("%d signals handled\n", (int) handled);
+}
+
+/* Forks while another thread writes a report: every child can lock, and
+   so can the parent afterwards.  */
+static void *
+fork_storm (void *arg)
+{
+  (void) arg;
+  int forks_done = 0;
+  while (storm_on ())
+    {
+      pid_t pid = fork ();
+      if (pid == 0)
+        {
+          take_in_order (&lock_c, &lock_g);
+          _exit (0);
+        }
+      int status;
+      if (pid < 0 || waitpid (pid, &status, 0) != pid || status != 0)
+        exit (3);
+      forks_done++;
+      storm_event ();
+    }
+  printf ("%d children locked\n", forks_done);
+  return NULL;
+}
+
+static void
+fork_during_report (void)
+{
+  reports_during (fork_storm);
+  take_in_order (&lock_c, &lock_g);
 }
 
 /* Not reported: both orders are always taken inside lock_g, so the two
@@ -649,6 +775,8 @@ static const struct
   { "ab-ba", ab_ba },
   { "stderr-reused", stderr_reused },
   { "cancel-pending", cancel_pending },
+  { "signal-during-report", signal_during_report },
+  { "fork-during-report", fork_during_report },
   { "gated-inversion", gated_inversion },
   { "gate-dropped", gate_dropped },
   { "one-thread", one_thread },

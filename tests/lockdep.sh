@@ -531,6 +531,56 @@ for how in raw hosted linked; do
     echo "FAIL: cancel-pending ($how): status $status"; cat "$tmp/cancel.err"; fail=1
   fi
 done
+# Eight reports written while a signal handler that locks keeps landing
+# in the reporting thread, and while another thread forks children that
+# lock: all eight whole, every lock working, in the children too.  The
+# reports go to a pipe of one page that is read only after a second, so
+# that the reporting thread is blocked inside a report meanwhile.
+slow_reader ()
+{
+  rm -f "$tmp/reader-ready"
+  python3 - "$1" "$2" "$tmp/reader-ready" <<'PYTHON' &
+import fcntl, os, sys, time
+# Open without waiting for the writer, and make the pipe one page before
+# the writer can put anything in it.
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+os.set_blocking(fd, True)
+open(sys.argv[3], "w").close()
+time.sleep(1)
+with open(sys.argv[2], "wb") as out:
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        out.write(chunk)
+PYTHON
+  reader=$!
+  while [ ! -e "$tmp/reader-ready" ]; do sleep 0.05; done
+}
+mkfifo "$tmp/reports"
+for storm in signal fork; do
+  for how in raw hosted linked; do
+    prog=$plain pre=$XP_LIB mode=$how
+    if [ $how = linked ]; then prog=$linked pre= mode=auto; fi
+    slow_reader "$tmp/reports" "$tmp/storm.err"
+    env LD_PRELOAD="$pre" XPTHREAD_MODE=$mode XPTHREAD_LOCKDEP=1 \
+      XPTHREAD_LOCKDEP_FILE="$tmp/reports" \
+      timeout 30 "$prog" $storm-during-report > "$tmp/storm.out" 2>&1
+    status=$?
+    wait $reader
+    if [ $status != 0 ] ||
+       [ "$(grep -c '^    2\. paired' "$tmp/storm.err")" != 8 ] ||
+       ! grep -q '^xpthread lockdep: .*, 8 reports$' "$tmp/storm.err" ||
+       ! grep -q '^[1-9][0-9]* \(signals handled\|children locked\)$' \
+         "$tmp/storm.out"; then
+      echo "FAIL: $storm-during-report ($how): status $status"
+      cat "$tmp/storm.out" "$tmp/storm.err"; fail=1
+    else
+      echo "$storm-during-report ($how): $(head -1 "$tmp/storm.out")"
+    fi
+  done
+done
 # A program that closed standard error and opened a data file on its
 # number keeps its data: the reports go nowhere.
 for how in raw hosted linked; do

@@ -11,15 +11,19 @@
    only if the thread is inside the window of xp_arch_syscall_cp, before
    its system call took effect (arch/<arch>/syscall-cp.S), by sending the
    thread to the cancel path instead of back into the call.  A call that
-   completed keeps its result: a read that returned data is never lost.  */
+   completed keeps its result: a read that returned data is never lost.
+
+   Threads glibc started are reached the same way (cancel_foreign).  */
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "export.h"
+#include "glibc-threads.h"
 #include "sched-util.h"
 #include "thread.h"
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <xp-cancel-arch.h>
 
 extern char xp_arch_cp_begin[] XP_HIDDEN;
@@ -80,13 +84,34 @@ xp_futex_wait_cp (int *word, int expected, clockid_t clock,
   return r;
 }
 
+/* A request queued to a thread glibc started (cancel_foreign) names the
+   thread by glibc's handle: one that reaches another thread, which got
+   the tid after the target ended, is dropped.  The target may have no
+   descriptor yet; adoption blocks signals, so none is under way.  */
+static struct xp_thread *
+foreign_request_target (const siginfo_t *info)
+{
+  if (info->si_value.sival_ptr != (void *) xp_glibc_threads.self ())
+    return NULL;
+  struct xp_thread *self = xp_self_ptr;
+  if (self == NULL)
+    self = xp_try_adopt_current ();
+  if (self != NULL)
+    xp_fetch_or (&self->cancel, XP_CANCEL_REQUESTED);
+  return self;
+}
+
 static void
 cancel_signal_handler (int sig, siginfo_t *info, void *context)
 {
   (void) sig;
-  if (info->si_code != SI_TKILL || info->si_pid != xp_getpid ())
+  if (info->si_pid != xp_getpid ())
     return;
-  struct xp_thread *self = xp_self_ptr;
+  struct xp_thread *self = NULL;
+  if (info->si_code == SI_TKILL)
+    self = xp_self_ptr;
+  else if (info->si_code == SI_QUEUE)
+    self = foreign_request_target (info);
   if (self == NULL)
     return;
   unsigned word = xp_load_acquire (&self->cancel);
@@ -139,12 +164,46 @@ chase_into_glibc_wait (struct xp_thread *t, int tid)
     }
 }
 
+/* A thread glibc started has its state in a descriptor of ours only once
+   it has called into xpthread, which nobody else can see without a lock
+   the thread may be inside of.  So the thread marks itself: the request
+   travels as the cancel signal, queued with the thread's handle, and the
+   handler sets REQUESTED (adopting the thread if need be) before acting
+   as it does on any request.  glibc's own pthread_cancel would install
+   glibc's handler for the signal in place of ours.  */
+static int
+cancel_foreign (pthread_t thread)
+{
+  int *tid_word = xp_glibc_thread_tid_word (thread);
+  if (tid_word == NULL)
+    return ESRCH;
+  int tid = xp_load_acquire (tid_word);
+  /* An exited thread's outcome is settled; the request has no effect.  */
+  if (tid <= 0)
+    return 0;
+  int pid = xp_getpid ();
+  siginfo_t info;
+  memset (&info, 0, sizeof info);
+  info.si_signo = XP_SIGCANCEL;
+  info.si_code = SI_QUEUE;
+  info.si_pid = pid;
+  info.si_uid = (uid_t) xp_syscall0 (SYS_getuid);
+  info.si_value.sival_ptr = (void *) thread;
+  xp_syscall4 (SYS_rt_tgsigqueueinfo, pid, tid, XP_SIGCANCEL, &info);
+  return 0;
+}
+
 int
 pthread_cancel (pthread_t thread)
 {
-  struct xp_thread *t = (struct xp_thread *) thread;
   struct xp_thread *self = xp_self ();
   install_cancel_handler ();
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL && thread == self->host
+      && self->kind == XP_THREAD_ADOPTED)
+    t = self;
+  if (t == NULL)
+    return cancel_foreign (thread);
   unsigned old = xp_fetch_or (&t->cancel, XP_CANCEL_REQUESTED);
   if (old & XP_CANCEL_REQUESTED)
     return 0;

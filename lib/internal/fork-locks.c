@@ -38,5 +38,12 @@ xp_fork_locks_release (bool in_child)
 bool
 xp_fork_lock_for_hook (xp_lock_t *lock)
 {
-  return xp_lock_unless (lock, &forks_under_way);
+  static const struct timespec a_millisecond = { 0, 1000000 };
+  for (int waited = 0; !xp_lock_unless (lock, &forks_under_way); waited++)
+    {
+      if (waited == XP_FORK_HOOK_PATIENCE_MS)
+        return false;
+      xp_syscall2 (SYS_nanosleep, &a_millisecond, NULL);
+    }
+  return true;
 }

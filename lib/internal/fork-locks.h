@@ -115,12 +115,15 @@ void xp_fork_locks_take (void) XP_HIDDEN;
 void xp_fork_locks_release (bool in_child) XP_HIDDEN;
 
 /* Take LOCK, a lock of the table, for a hook of the lock debugging
-   tools, which run inside the program's locks; false, without it, while
-   a fork takes or holds the table.  The fork handlers that run after
-   ours in the forking thread (those registered before it, as
-   jemalloc's) take the program's locks: a hook that waited for the
-   table, its caller holding one of them, would wait for ever.  The hook
-   lets its event through unchecked and uncounted instead.  */
+   tools, which run inside the program's locks; false, without it, when
+   a fork has taken or held the table for XP_FORK_HOOK_PATIENCE_MS.  The
+   fork handlers that run after ours in the forking thread (those
+   registered before it, as jemalloc's) take the program's locks: a hook
+   that waited for the table, its caller holding one of them, would wait
+   for ever.  So the hook waits only as long as a fork takes when nothing
+   holds it up, and then lets its event through unchecked and uncounted:
+   a thread locking while another forks keeps its events.  */
+#define XP_FORK_HOOK_PATIENCE_MS 50
 bool xp_fork_lock_for_hook (xp_lock_t *lock) XP_HIDDEN;
 
 /* True in the thread that holds the table (the forking one) from the

@@ -56,6 +56,11 @@ enum xp_thread_kind
 
 struct xp_thread
 {
+  /* The descriptor's address mixed with XP_THREAD_MARK: what tells a
+     pthread_t of ours from glibc's handle of a thread glibc started
+     (xp_thread_of).  First, because glibc's descriptor is at least that
+     long and its first word is no such value (x86_64: its own address).  */
+  uintptr_t mark;
   /* The kernel writes the tid here at clone (CLONE_PARENT_SETTID) and
      clears it, with a futex wake, when the thread is gone
      (CLONE_CHILD_CLEARTID).  Zero means the stack is free to reuse.
@@ -160,6 +165,27 @@ struct xp_thread
   /* The forced unwinding of pthread_exit and cancellation.  */
   struct _Unwind_Exception unwind_exc;
 };
+
+#define XP_THREAD_MARK ((uintptr_t) 0x78707468726561ddULL)
+
+/* Every descriptor gets its kind here, and with it the mark.  */
+static inline void
+xp_thread_set_kind (struct xp_thread *t, enum xp_thread_kind kind)
+{
+  t->kind = kind;
+  t->mark = (uintptr_t) t ^ XP_THREAD_MARK;
+}
+
+/* The descriptor a pthread_t names, or NULL when the thread is one glibc
+   started and the ID glibc's handle (glibc-threads.h): a thread adopted
+   by xpthread keeps glibc's handle as its ID, so that pthread_equal
+   agrees with the creator's copy.  */
+static inline struct xp_thread *
+xp_thread_of (pthread_t thread)
+{
+  struct xp_thread *t = (struct xp_thread *) thread;
+  return t->mark == ((uintptr_t) t ^ XP_THREAD_MARK) ? t : NULL;
+}
 
 /* The calling thread's descriptor; NULL until the thread is started or
    adopted.  Initial-exec so that the lookup is one %fs-relative load.  */

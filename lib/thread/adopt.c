@@ -12,12 +12,19 @@
    descriptor is released when glibc ends the thread, by the destructor of
    a key created with glibc's own pthread_key_create: glibc runs those for
    its threads, and keeps the first 32 keys' values inside the thread, so
-   setting the value allocates nothing.  */
+   setting the value allocates nothing.
+
+   Such a thread's ID stays glibc's handle (pthread_self answers it), and
+   the entry points that take an ID hand glibc's handles to glibc's own
+   functions (xp_thread_of).  */
 #define _GNU_SOURCE
 #include "compat.h"
 #include "lock-hooks.h"
 #include "thread.h"
+#include "glibc-threads.h"
 #include <sched.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 
 __thread struct xp_thread *xp_self_ptr
@@ -25,15 +32,10 @@ __thread struct xp_thread *xp_self_ptr
 
 static struct xp_thread main_thread;
 
-/* glibc's entry points adoption needs, resolved before any foreign
-   thread can ask: lookups may allocate.  */
-static struct
-{
-  pthread_t (*self) (void);
-  int (*setspecific) (pthread_key_t, const void *);
-  pthread_key_t release_key;
-  bool have_key;
-} glibc;
+/* The key whose destructor releases the descriptor of a thread glibc
+   started; created with glibc's own function (glibc-threads.h).  */
+static pthread_key_t release_key;
+static bool have_release_key;
 
 static size_t
 descriptor_map_size (void)
@@ -55,15 +57,12 @@ release_foreign (void *arg)
 }
 
 static void
-resolve_glibc (void)
+create_release_key (void)
 {
-  glibc.self = xp_glibc_function ("pthread_self", "GLIBC_2.2.5");
-  glibc.setspecific = xp_glibc_function ("pthread_setspecific",
-                                         "GLIBC_2.34");
-  int (*key_create) (pthread_key_t *, void (*) (void *))
-    = xp_glibc_function ("pthread_key_create", "GLIBC_2.34");
-  glibc.have_key = key_create (&glibc.release_key, release_foreign) == 0;
-  if (!glibc.have_key)
+  xp_glibc_threads_init ();
+  have_release_key = xp_glibc_threads.key_create (&release_key,
+                                                  release_foreign) == 0;
+  if (!have_release_key)
     xp_warn ("no glibc key left: descriptors of threads glibc starts "
              "behind xpthread's back are not released at their exit");
 }
@@ -78,7 +77,7 @@ xp_adopt_init (void)
   int expected = 0;
   if (xp_cas (&state, &expected, 1))
     {
-      resolve_glibc ();
+      create_release_key ();
       xp_store_release (&state, 2);
     }
   while (xp_load_acquire (&state) != 2)
@@ -99,29 +98,43 @@ new_foreign_descriptor (void)
   return p == MAP_FAILED ? NULL : p;
 }
 
-struct xp_thread *
-xp_try_adopt_current (void)
+static struct xp_thread *
+adopt (int tid, bool main)
 {
-  int tid = xp_gettid ();
-  bool main = tid == xp_getpid ();
-  xp_adopt_init ();
   struct xp_thread *t = main ? &main_thread : new_foreign_descriptor ();
   if (t == NULL)
     return NULL;
   /* xpthread's own, like a hosted thread's descriptor (hosted.c).  */
   xp_hook_sync_words (t, sizeof *t);
-  t->kind = XP_THREAD_ADOPTED;
+  xp_thread_set_kind (t, XP_THREAD_ADOPTED);
   t->tid = tid;
-  /* glibc's handle of the thread, for what glibc must hear about it.  */
-  t->host = glibc.self ();
+  /* glibc's handle of the thread: its ID, and what glibc must hear.  */
+  t->host = xp_glibc_threads.self ();
   long policy = xp_syscall1 (SYS_sched_getscheduler, 0);
   t->realtime = policy == SCHED_FIFO || policy == SCHED_RR;
   /* Published first: anything below that comes back into xpthread finds
      the descriptor instead of adopting again.  */
   xp_self_ptr = t;
   xp_thread_list_add (t);
-  if (!main && glibc.have_key)
-    glibc.setspecific (glibc.release_key, t);
+  if (!main && have_release_key)
+    xp_glibc_threads.setspecific (release_key, t);
+  return t;
+}
+
+/* Signals stay blocked meanwhile: a handler that calls into xpthread (the
+   cancel signal's does, for a request to a thread glibc started) would
+   adopt the thread a second time.  */
+struct xp_thread *
+xp_try_adopt_current (void)
+{
+  int tid = xp_gettid ();
+  bool main = tid == xp_getpid ();
+  xp_adopt_init ();
+  sigset_t all, saved;
+  memset (&all, 0xff, sizeof all);
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
+  struct xp_thread *t = xp_self_ptr != NULL ? xp_self_ptr : adopt (tid, main);
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
   return t;
 }
 

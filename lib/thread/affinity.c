@@ -1,7 +1,9 @@
-/* CPU affinity of a thread, asked of the kernel on its pinned tid.  */
+/* CPU affinity of a thread, asked of the kernel on its pinned tid; of a
+   thread glibc started, asked of glibc.  */
 #define _GNU_SOURCE
 #include "sched-util.h"
 #include "export.h"
+#include "glibc-threads.h"
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -10,8 +12,11 @@ int
 pthread_setaffinity_np (pthread_t thread, size_t size,
                         const cpu_set_t *cpuset)
 {
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.setaffinity (thread, size, cpuset);
   struct xp_pin pin;
-  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  int tid = xp_thread_pin_sched (t, &pin);
   if (tid < 0)
     return ESRCH;
   long ret = xp_syscall3 (SYS_sched_setaffinity, tid, size, (long) cpuset);
@@ -26,8 +31,11 @@ XP_EXPORT (pthread_setaffinity_np)
 int
 pthread_getaffinity_np (pthread_t thread, size_t size, cpu_set_t *cpuset)
 {
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.getaffinity (thread, size, cpuset);
   struct xp_pin pin;
-  int tid = xp_thread_pin_sched ((struct xp_thread *) thread, &pin);
+  int tid = xp_thread_pin_sched (t, &pin);
   if (tid < 0)
     return ESRCH;
   long written = xp_syscall3 (SYS_sched_getaffinity, tid, size,

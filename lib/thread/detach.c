@@ -1,8 +1,9 @@
 /* pthread_detach.  Whichever comes second of the thread's exit and the
    detach releases the thread's resources (see the join_state bits in
-   thread.h).  */
+   thread.h).  glibc detaches the threads it started.  */
 #include "compat.h"
 #include "export.h"
+#include "glibc-threads.h"
 #include "stack.h"
 #include "thread.h"
 #include <errno.h>
@@ -10,7 +11,9 @@
 int
 pthread_detach (pthread_t thread)
 {
-  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.detach (thread);
   /* Read before the detach: from then on a running hosted thread may free
      its descriptor at any moment.  */
   pthread_t host = t->host;

@@ -4,11 +4,9 @@
    main thread's stack is the kernel's, found the way glibc finds it: the
    mapping holding __libc_stack_end, with the size RLIMIT_STACK allows (the
    kernel grows the mapping on demand) but never reaching down into the
-   mapping below.  Threads run by glibc (hosted mode) are asked of glibc.
-   For another adopted thread glibc made on its own, such as a SIGEV_THREAD
-   timer thread, only the thread itself can find its stack, through the
-   mapping holding its stack pointer; asked from elsewhere, the stack of
-   such a thread is reported as unknown (no address, the default size).
+   mapping below.  Threads run by glibc (hosted mode) are asked of glibc,
+   and so are the threads glibc started on its own (SIGEV_THREAD timers,
+   libraries that call glibc's pthread_create): their IDs are glibc's.
 
    Scheduling and affinity are asked of the kernel while the thread lives;
    an exited thread that is not yet joined keeps the defaults.  */
@@ -16,6 +14,7 @@
 #include "attr.h"
 #include "compat.h"
 #include "export.h"
+#include "glibc-threads.h"
 #include "sched-util.h"
 #include <errno.h>
 #include <inttypes.h>
@@ -77,7 +76,7 @@ find_mapping (uintptr_t address, struct mapping *found)
 static int
 main_thread_stack (struct stack_area *stack)
 {
-  struct mapping m;
+  struct mapping m = { 0, 0, 0 };
   int err = find_mapping ((uintptr_t) __libc_stack_end, &m);
   if (err != 0)
     return err;
@@ -97,38 +96,17 @@ main_thread_stack (struct stack_area *stack)
   return 0;
 }
 
-static int
-own_foreign_stack (struct stack_area *stack)
-{
-  struct mapping m;
-  int err = find_mapping ((uintptr_t) __builtin_frame_address (0), &m);
-  if (err != 0)
-    return err;
-  stack->low = (void *) m.from;
-  stack->size = m.to - m.from;
-  stack->guard = 0;
-  return 0;
-}
-
-/* Through glibc's own functions: glibc's attr layout is not ours.  */
+/* Through glibc's own function: glibc's attr layout is not ours.  */
 static int
 glibc_thread_stack (pthread_t host, struct stack_area *stack)
 {
-  int (*getattr) (pthread_t, pthread_attr_t *)
-    = xp_glibc_function ("pthread_getattr_np", "GLIBC_2.32");
-  int (*getstack) (const pthread_attr_t *, void **, size_t *)
-    = xp_glibc_function ("pthread_attr_getstack", "GLIBC_2.34");
-  int (*getguard) (const pthread_attr_t *, size_t *)
-    = xp_glibc_function ("pthread_attr_getguardsize", "GLIBC_2.34");
-  int (*destroy) (pthread_attr_t *)
-    = xp_glibc_function ("pthread_attr_destroy", "GLIBC_2.2.5");
-  pthread_attr_t glibc_attr;
-  int err = getattr (host, &glibc_attr);
+  struct xp_glibc_thread_attr g;
+  int err = xp_glibc_thread_attr (host, &g);
   if (err != 0)
     return err;
-  getstack (&glibc_attr, &stack->low, &stack->size);
-  getguard (&glibc_attr, &stack->guard);
-  destroy (&glibc_attr);
+  stack->low = g.stack_low;
+  stack->size = g.stack_size;
+  stack->guard = g.guard_size;
   return 0;
 }
 
@@ -148,8 +126,6 @@ thread_stack (struct xp_thread *t, struct stack_area *stack)
     return main_thread_stack (stack);
   if (t->kind == XP_THREAD_HOSTED && t->host != 0)
     return glibc_thread_stack (t->host, stack);
-  if (t == xp_self_ptr)
-    return own_foreign_stack (stack);
   return 0;
 }
 
@@ -186,10 +162,40 @@ fill_affinity (pthread_t thread, pthread_attr_t *attr)
     }
 }
 
+/* A thread glibc started: what glibc says of it, in our layout.  */
+static int
+foreign_attr (pthread_t thread, pthread_attr_t *attr)
+{
+  struct xp_glibc_thread_attr g;
+  int err = xp_glibc_thread_attr (thread, &g);
+  if (err != 0)
+    return err;
+  pthread_attr_init (attr);
+  struct xp_attr *a = xp_attr (attr);
+  if (g.detach_state == PTHREAD_CREATE_DETACHED)
+    a->flags |= XP_ATTR_DETACHED;
+  if (g.inherit_sched == PTHREAD_EXPLICIT_SCHED)
+    a->flags |= XP_ATTR_EXPLICIT_SCHED;
+  if (g.scope == PTHREAD_SCOPE_PROCESS)
+    a->flags |= XP_ATTR_SCOPE_PROCESS;
+  a->stack_addr = g.stack_low;
+  a->stack_size = g.stack_size;
+  a->guard_size = g.guard_size;
+  a->flags |= XP_ATTR_STACK_SET | XP_ATTR_STACKSIZE_SET;
+  a->policy = g.policy;
+  a->priority = g.priority;
+  err = fill_affinity (thread, attr);
+  if (err != 0)
+    pthread_attr_destroy (attr);
+  return err;
+}
+
 int
 pthread_getattr_np (pthread_t thread, pthread_attr_t *attr)
 {
-  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return foreign_attr (thread, attr);
   /* Joined: its ID outlived it, as pthread_join answers.  */
   unsigned join_state = xp_load_acquire (&t->join_state);
   if (join_state & XP_JOIN_RELEASED)

@@ -7,10 +7,12 @@
    must be shared.  The joiner claims the thread with the JOINING bit
    first, which makes a second joiner or a detach fail with EINVAL instead
    of racing for the thread's resources; once joined, the thread is marked
-   RELEASED, and its ID answers ESRCH while its memory waits for reuse.  */
+   RELEASED, and its ID answers ESRCH while its memory waits for reuse.
+   Threads glibc started are glibc's to join (join_foreign).  */
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "compat.h"
+#include "glibc-threads.h"
 #include "export.h"
 #include "lock-hooks.h"
 #include "probes.h"
@@ -38,23 +40,29 @@ unclaim (struct xp_thread *t)
 }
 
 static int
-wait_until_gone (struct xp_thread *t, clockid_t clock,
+wait_until_gone (int *tid_word, clockid_t clock,
                  const struct timespec *abstime)
 {
   int tid;
-  while ((tid = xp_load_acquire (&t->tid)) != 0)
+  while ((tid = xp_load_acquire (tid_word)) != 0)
     {
-      int r = xp_futex_wait_cp (&t->tid, tid, clock, abstime, false);
+      int r = xp_futex_wait_cp (tid_word, tid, clock, abstime, false);
       if (r == -ETIMEDOUT || r == -ECANCELED)
         return -r;
     }
   return 0;
 }
 
+static bool
+clock_is_usable (clockid_t clock)
+{
+  return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC;
+}
+
 static int
 check_timeout (clockid_t clock, const struct timespec *abstime)
 {
-  if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+  if (!clock_is_usable (clock))
     return EINVAL;
   if (abstime == NULL)
     return 0;
@@ -83,6 +91,36 @@ xp_thread_release (struct xp_thread *t)
     }
 }
 
+/* A thread glibc started: glibc's answers, and glibc releases it.  Its
+   own join would wait where an xpthread cancel cannot reach it, so the
+   wait is ours, on the word the kernel clears when the thread is gone;
+   glibc is asked first with a deadline already past, which answers at
+   once what needs no wait (the caller, detached, joined, finished) and
+   gives the thread back unclaimed when it still runs.  */
+static int
+join_foreign (pthread_t thread, void **result, clockid_t clock,
+              const struct timespec *abstime, bool try_only)
+{
+  if (try_only)
+    return xp_glibc_threads.tryjoin (thread, result);
+  if (!clock_is_usable (clock))
+    return EINVAL;
+  static const struct timespec past = { 0, 0 };
+  int err = xp_glibc_threads.clockjoin (thread, result, CLOCK_MONOTONIC,
+                                        &past);
+  if (err != ETIMEDOUT)
+    return err;
+  int *tid_word = xp_glibc_thread_tid_word (thread);
+  if (tid_word == NULL)
+    return abstime == NULL ? xp_glibc_threads.join (thread, result)
+           : xp_glibc_threads.clockjoin (thread, result, clock, abstime);
+  if ((err = check_timeout (clock, abstime)) == 0)
+    err = wait_until_gone (tid_word, clock, abstime);
+  if (err == ECANCELED)
+    xp_cancel_act ();
+  return err != 0 ? err : xp_glibc_threads.join (thread, result);
+}
+
 /* SITE: where the program called; a join waits for the thread's end as
    a lock waits for its release (the lock hooks).  RESULT is never NULL
    (join_probed).  */
@@ -90,7 +128,9 @@ static int
 join (pthread_t thread, void **result, clockid_t clock,
       const struct timespec *abstime, bool try_only, const void *site)
 {
-  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return join_foreign (thread, result, clock, abstime, try_only);
   struct xp_thread *self = xp_self ();
   if (t == self)
     return EDEADLK;
@@ -106,7 +146,7 @@ join (pthread_t thread, void **result, clockid_t clock,
       else if ((err = check_timeout (clock, abstime)) == 0)
         {
           xp_hook_acquiring (t, 0, site);
-          err = wait_until_gone (t, clock, abstime);
+          err = wait_until_gone (&t->tid, clock, abstime);
         }
       if (err != 0)
         unclaim (t);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "sched-util.h"
 #include "export.h"
+#include "glibc-threads.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -61,7 +62,9 @@ pthread_setname_np (pthread_t thread, const char *name)
   size_t len = strlen (name);
   if (len >= XP_NAME_SIZE)
     return ERANGE;
-  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.setname (thread, name);
   if (t == xp_self_ptr)
     return (int) -xp_syscall2 (SYS_prctl, PR_SET_NAME, name);
   struct xp_pin pin;
@@ -79,7 +82,9 @@ pthread_getname_np (pthread_t thread, char *buf, size_t len)
 {
   if (len < XP_NAME_SIZE)
     return ERANGE;
-  struct xp_thread *t = (struct xp_thread *) thread;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.getname (thread, buf, len);
   if (t == xp_self_ptr)
     return (int) -xp_syscall2 (SYS_prctl, PR_GET_NAME, buf);
   struct xp_pin pin;

@@ -1,11 +1,15 @@
 /* pthread_self: the calling thread's descriptor, adopting the thread the
-   first time one that xpthread did not start asks.  */
+   first time one that xpthread did not start asks.  A thread glibc started
+   answers glibc's handle, the ID its creator holds (adopt.c).  */
 #include "export.h"
 #include "thread.h"
 
 pthread_t
 pthread_self (void)
 {
-  return (pthread_t) xp_self ();
+  struct xp_thread *self = xp_self ();
+  if (self->kind == XP_THREAD_ADOPTED && !xp_is_main_thread (self))
+    return self->host;
+  return (pthread_t) self;
 }
 XP_EXPORT (pthread_self)

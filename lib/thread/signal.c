@@ -1,10 +1,12 @@
 /* Per-thread signal functions.  Signals 32 and 33 are xpthread's and
    glibc's own (cancellation, set*id broadcast): an application may neither
    block them nor send them, which is what glibc enforces too.  Results are
-   error numbers; errno is never touched.  */
+   error numbers; errno is never touched.  Threads glibc started are
+   glibc's to signal.  */
 #define _GNU_SOURCE
 #include "sched-util.h"
 #include "export.h"
+#include "glibc-threads.h"
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -38,8 +40,11 @@ pthread_kill (pthread_t thread, int sig)
 {
   if (!signal_is_sendable (sig))
     return EINVAL;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.kill (thread, sig);
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
+  int tid = xp_thread_pin (t, &pin);
   if (tid == 0)
     return ESRCH;
   int ret = xp_tgkill (xp_getpid (), tid, sig);
@@ -53,6 +58,9 @@ pthread_sigqueue (pthread_t thread, int sig, const union sigval value)
 {
   if (!signal_is_sendable (sig))
     return EINVAL;
+  struct xp_thread *t = xp_thread_of (thread);
+  if (t == NULL)
+    return xp_glibc_threads.sigqueue (thread, sig, value);
   int pid = xp_getpid ();
   siginfo_t info;
   memset (&info, 0, sizeof info);
@@ -62,7 +70,7 @@ pthread_sigqueue (pthread_t thread, int sig, const union sigval value)
   info.si_uid = getuid ();
   info.si_value = value;
   struct xp_pin pin;
-  int tid = xp_thread_pin ((struct xp_thread *) thread, &pin);
+  int tid = xp_thread_pin (t, &pin);
   if (tid == 0)
     return ESRCH;
   long ret = xp_syscall4 (SYS_rt_tgsigqueueinfo, pid, tid, sig, &info);
