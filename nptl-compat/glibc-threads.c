@@ -5,6 +5,7 @@
 #include "compat.h"
 #include "layout.h"
 #include <errno.h>
+#include <sys/prctl.h>
 
 struct xp_glibc_thread_functions xp_glibc_threads;
 
@@ -13,6 +14,13 @@ struct xp_glibc_thread_functions xp_glibc_threads;
    (none on x86_64), and the tid at a fixed offset from that.  0 when
    unknown.  */
 static ptrdiff_t tid_word_offset;
+
+/* From a handle to the word the kernel clears when the thread is gone:
+   the tid up to glibc 2.42, joinstate from 2.43.  Whichever it is, glibc
+   gave its address to the kernel for the calling thread too, which the
+   kernel tells (PR_GET_TID_ADDRESS, with CONFIG_CHECKPOINT_RESTORE).  0
+   when unknown.  */
+static ptrdiff_t exit_word_offset;
 
 #define RESOLVE(field, name) \
   (xp_glibc_threads.field = xp_glibc_function (name, NULL))
@@ -65,6 +73,19 @@ find_tid_word (void)
   tid_word_offset = tp - handle + tid;
 }
 
+static void
+find_exit_word (void)
+{
+  int *word = NULL;
+  if (xp_syscall2 (SYS_prctl, PR_GET_TID_ADDRESS, &word) != 0 || word == NULL)
+    return;
+  ptrdiff_t off = (const char *) word
+                  - (const char *) xp_glibc_threads.self ();
+  /* Inside the descriptor, and nonzero while the thread runs.  */
+  if (off > 0 && off < 65536 && *word != 0)
+    exit_word_offset = off;
+}
+
 /* 0 none, 1 under way, 2 done.  */
 void
 xp_glibc_threads_init (void)
@@ -75,10 +96,19 @@ xp_glibc_threads_init (void)
     {
       resolve_all ();
       find_tid_word ();
+      find_exit_word ();
       xp_store_release (&state, 2);
     }
   while (xp_load_acquire (&state) != 2)
     xp_cpu_relax ();
+}
+
+int *
+xp_glibc_thread_exit_word (pthread_t thread)
+{
+  if (exit_word_offset == 0)
+    return NULL;
+  return (int *) ((char *) thread + exit_word_offset);
 }
 
 bool

@@ -45,9 +45,14 @@ void xp_glibc_threads_init (void) XP_HIDDEN;
 typedef pid_t (*xp_glibc_gettid_function) (pthread_t);
 xp_glibc_gettid_function xp_glibc_thread_gettid (void) XP_HIDDEN;
 
-/* The word of glibc's thread the kernel clears, and wakes, when the thread
-   is gone (its tid until then); NULL where glibc's layout is unknown.  */
+/* The word of glibc's thread that holds its tid; NULL where glibc's
+   layout is unknown.  */
 int *xp_glibc_thread_tid_word (pthread_t thread) XP_HIDDEN;
+
+/* The word of glibc's thread that the kernel clears, and wakes as a
+   shared futex, once the thread is gone (nonzero until then); NULL where
+   it cannot be found.  */
+int *xp_glibc_thread_exit_word (pthread_t thread) XP_HIDDEN;
 bool xp_glibc_thread_tid_known (void) XP_HIDDEN;
 
 /* What glibc's pthread_getattr_np says of its thread.  */

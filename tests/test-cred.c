@@ -357,6 +357,7 @@ START_TEST (invalid_arguments)
   size_t count;
   ck_assert_int_eq (api.getgroups (2, NULL, &count), EINVAL);
   ck_assert_int_eq (api.getgroups (0, NULL, &count), 0);
+  ck_assert_int_eq (api.getgroups (0, NULL, NULL), EINVAL);
 
   struct xpthread_identity_saved_np saved;
   struct xpthread_identity_np id = own_identity ();

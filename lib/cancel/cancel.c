@@ -175,11 +175,12 @@ static int
 cancel_foreign (pthread_t thread)
 {
   int *tid_word = xp_glibc_thread_tid_word (thread);
+  int *exit_word = xp_glibc_thread_exit_word (thread);
   if (tid_word == NULL)
     return ESRCH;
   int tid = xp_load_acquire (tid_word);
   /* An exited thread's outcome is settled; the request has no effect.  */
-  if (tid <= 0)
+  if (tid <= 0 || (exit_word != NULL && xp_load_acquire (exit_word) == 0))
     return 0;
   int pid = xp_getpid ();
   siginfo_t info;

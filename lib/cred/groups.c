@@ -20,7 +20,8 @@ XP_EXPORT (xpthread_setgroups_np)
 int
 xpthread_getgroups_np (size_t size, gid_t *groups, size_t *count)
 {
-  if (size > INT_MAX || (groups == NULL && size != 0))
+  if (size > INT_MAX || (groups == NULL && size != 0)
+      || xp_unhinted (count) == NULL)
     return EINVAL;
   long rc = xp_syscall2 (SYS_getgroups, size, groups);
   if (rc < 0)

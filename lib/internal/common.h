@@ -11,6 +11,16 @@
 #define xp_likely(x) __builtin_expect (!!(x), 1)
 #define xp_unlikely(x) __builtin_expect (!!(x), 0)
 
+/* P unchanged, hidden from the compiler: <pthread.h> declares some
+   arguments never NULL, which programs pass and glibc copes with, and a
+   compiler that believed it would drop the test for NULL.  */
+#define xp_unhinted(p)                          \
+  ({                                            \
+    __typeof__ (p) xp_unhinted_ = (p);          \
+    __asm__ ("" : "+r" (xp_unhinted_));         \
+    xp_unhinted_;                               \
+  })
+
 #include <xp-atomic.h>
 #include <xp-syscall.h>
 #include <xp-cpu.h>

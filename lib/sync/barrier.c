@@ -125,6 +125,9 @@ pthread_barrier_wait (pthread_barrier_t *bar)
 {
   struct xp_barrier *b = barrier (bar);
   unsigned count = b->count;
+  /* Never initialised (zero-filled): no arrival could complete a round.  */
+  if (count == 0)
+    return EINVAL;
   /* For the lock hooks every arrival happens before every departure.  */
   xp_hook_sync_words (bar, sizeof *bar);
   xp_hook_send (bar);

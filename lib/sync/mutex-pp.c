@@ -319,7 +319,7 @@ xp_pp_set_scheduling (struct xp_thread *t, int tid, int policy, int priority)
 {
   xp_lock (&t->sched_lock);
   struct sched_param p = { .sched_priority = priority };
-  if (t->pp_ceiling > priority)
+  if (t->pp_ceiling > 0 && t->pp_ceiling > priority)
     p.sched_priority = t->pp_ceiling;
   long r = policy >= 0 ? xp_syscall3 (SYS_sched_setscheduler, tid, policy, &p)
                        : xp_syscall2 (SYS_sched_setparam, tid, &p);

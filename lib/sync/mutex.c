@@ -817,8 +817,10 @@ pthread_mutex_init (pthread_mutex_t *m, const pthread_mutexattr_t *attr)
                  >> XP_MUTEXATTR_PROTOCOL_SHIFT;
   if (protocol == PTHREAD_PRIO_INHERIT && !xp_mutex_pi_supported ())
     return ENOTSUP;
-  /* As glibc: no robust priority-protection mutexes.  */
-  if (protocol == PTHREAD_PRIO_PROTECT && (a & XP_MUTEXATTR_ROBUST))
+  /* As glibc: no robust mutex with a protocol other than none or
+     inheritance (priority protection, or garbage).  */
+  if (protocol != PTHREAD_PRIO_NONE && protocol != PTHREAD_PRIO_INHERIT
+      && (a & XP_MUTEXATTR_ROBUST))
     return ENOTSUP;
   memset (m, 0, sizeof *m);
   int kind = a & XP_MUTEXATTR_TYPE_MASK;

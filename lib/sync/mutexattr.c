@@ -6,38 +6,25 @@
 #include <errno.h>
 #include <sched.h>
 
-static inline bool
-initialised (const pthread_mutexattr_t *attr)
-{
-  int word = *xp_mutexattr_word (attr);
-  return word == 0 || (word & XP_MUTEXATTR_MARK_MASK) == XP_MUTEXATTR_MARK;
-}
-
-/* The field, or -1 for an object that is not an initialised one.  */
+/* glibc reads and writes the fields of any object, initialised or not
+   (POSIX leaves the rest undefined): so do we.  */
 static inline int
 get_field (const pthread_mutexattr_t *attr, int mask, int shift)
 {
-  if (!initialised (attr))
-    return -1;
   return (*xp_mutexattr_word (attr) & mask) >> shift;
 }
 
 static inline int
 set_field (pthread_mutexattr_t *attr, int mask, int shift, int value)
 {
-  if (!initialised (attr))
-    return EINVAL;
   int *word = xp_mutexattr_word (attr);
-  *word = (*word & ~mask) | ((value << shift) & mask) | XP_MUTEXATTR_MARK;
+  *word = (*word & ~mask) | ((value << shift) & mask);
   return 0;
 }
 
-/* Store field into *out, or answer EINVAL.  */
 static inline int
 answer (int field, int *out)
 {
-  if (field < 0)
-    return EINVAL;
   *out = field;
   return 0;
 }
@@ -45,7 +32,7 @@ answer (int field, int *out)
 int
 pthread_mutexattr_init (pthread_mutexattr_t *attr)
 {
-  *xp_mutexattr_word (attr) = XP_MUTEXATTR_MARK | PTHREAD_MUTEX_DEFAULT;
+  *xp_mutexattr_word (attr) = PTHREAD_MUTEX_DEFAULT;
   return 0;
 }
 XP_EXPORT (pthread_mutexattr_init)
@@ -55,14 +42,8 @@ pthread_mutexattr_destroy (pthread_mutexattr_t *attr)
 {
   /* The fields stay: glibc keeps them, and programs that destroy an
      attribute before its last pthread_mutex_init work there.  glibc
-     touches nothing, so NULL is no error there either; <pthread.h>
-     says it cannot be, which the compilers must not believe.  */
-  const void *given = attr;
-  __asm__ ("" : "+r" (given));
-  if (given == NULL)
-    return 0;
-  int *word = xp_mutexattr_word (attr);
-  *word = (*word & ~XP_MUTEXATTR_MARK_MASK) | XP_MUTEXATTR_DESTROYED;
+     touches nothing, so NULL is no error there either.  */
+  (void) attr;
   return 0;
 }
 XP_EXPORT (pthread_mutexattr_destroy)
@@ -98,8 +79,7 @@ int
 pthread_mutexattr_getpshared (const pthread_mutexattr_t *attr, int *pshared)
 {
   int shared = get_field (attr, XP_MUTEXATTR_PSHARED, 0);
-  return answer (shared < 0 ? -1
-                 : shared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE,
+  return answer (shared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE,
                  pshared);
 }
 XP_EXPORT (pthread_mutexattr_getpshared)
@@ -118,8 +98,7 @@ int
 pthread_mutexattr_getrobust (const pthread_mutexattr_t *attr, int *robust)
 {
   int set = get_field (attr, XP_MUTEXATTR_ROBUST, 0);
-  return answer (set < 0 ? -1
-                 : set ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED, robust);
+  return answer (set ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED, robust);
 }
 XP_EXPORT (pthread_mutexattr_getrobust)
 

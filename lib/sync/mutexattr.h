@@ -12,15 +12,6 @@
 #define XP_MUTEXATTR_PROTOCOL_MASK (0x3 << XP_MUTEXATTR_PROTOCOL_SHIFT)
 #define XP_MUTEXATTR_CEILING_SHIFT 8
 #define XP_MUTEXATTR_CEILING_MASK (0xfff << XP_MUTEXATTR_CEILING_SHIFT)
-/* The top byte says the object was initialised (or set) and not
-   destroyed since.  An all-zero object counts as initialised, as glibc
-   accepts one; other bytes there (uninitialised memory, a destroyed
-   object) make the attribute functions answer EINVAL, as POSIX allows.
-   pthread_mutex_init does not look, as glibc does not.  */
-#define XP_MUTEXATTR_MARK_MASK (int) 0xff000000u
-#define XP_MUTEXATTR_MARK 0x4d000000
-#define XP_MUTEXATTR_DESTROYED 0x44000000
-
 static inline int *
 xp_mutexattr_word (const pthread_mutexattr_t *attr)
 {

@@ -752,6 +752,9 @@ XP_EXPORT (pthread_rwlock_init)
 int
 pthread_rwlock_destroy (pthread_rwlock_t *rw)
 {
+  /* glibc's touches nothing: NULL is no error there.  */
+  if (xp_unhinted (rw) == NULL)
+    return 0;
   xp_hook_destroying (rw);
   /* glibc destroys a held rwlock (programs destroy one that a thread
      which has since exited still holds); only one with sleepers, who
@@ -777,6 +780,8 @@ static int
 timed_rdlock (pthread_rwlock_t *rw, clockid_t clock,
               const struct timespec *abstime, const void *site)
 {
+  /* No deadline: wait as long as it takes, as glibc does.  */
+  abstime = xp_unhinted (abstime);
   int err = check_timeout (clock, abstime);
   return err != 0 ? err : rdlock (rw, clock, abstime, site);
 }
@@ -835,6 +840,8 @@ static int
 timed_wrlock (pthread_rwlock_t *rw, clockid_t clock,
               const struct timespec *abstime, const void *site)
 {
+  /* No deadline: wait as long as it takes, as glibc does.  */
+  abstime = xp_unhinted (abstime);
   int err = check_timeout (clock, abstime);
   return err != 0 ? err : wrlock (rw, clock, abstime, site);
 }

@@ -143,10 +143,11 @@ pthread_attr_setschedparam (pthread_attr_t *attr,
                             const struct sched_param *param)
 {
   struct xp_attr *a = xp_attr (attr);
+  /* A policy the kernel does not know has no valid priority (glibc).  */
   int min = sched_get_priority_min (a->policy);
   int max = sched_get_priority_max (a->policy);
-  if (min >= 0 && max >= 0
-      && (param->sched_priority < min || param->sched_priority > max))
+  if (min < 0 || max < 0
+      || param->sched_priority < min || param->sched_priority > max)
     return EINVAL;
   a->priority = param->sched_priority;
   return 0;
@@ -262,15 +263,13 @@ XP_EXPORT (pthread_attr_getstackaddr)
 
 /* Only copied here, as in glibc: a set naming CPUs the kernel does not
    have is refused by pthread_create, which is when the kernel sees it.
-   A zero size removes the affinity.  (glibc also takes a NULL set for
-   that, but <pthread.h> declares the set nonnull, which lets the compiler
-   delete such a test.)  */
+   A zero size or no set removes the affinity, as in glibc.  */
 int
 pthread_attr_setaffinity_np (pthread_attr_t *attr, size_t size,
                              const cpu_set_t *cpuset)
 {
   struct xp_attr *a = xp_attr (attr);
-  if (size == 0)
+  if (size == 0 || xp_unhinted (cpuset) == NULL)
     {
       if (a->ext != NULL)
         {

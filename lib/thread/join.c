@@ -39,14 +39,15 @@ unclaim (struct xp_thread *t)
   xp_fetch_and (&t->join_state, ~XP_JOIN_JOINING);
 }
 
+/* Until the kernel clears *WORD (a thread's tid, or glibc's word in its
+   place) at the thread's end.  */
 static int
-wait_until_gone (int *tid_word, clockid_t clock,
-                 const struct timespec *abstime)
+wait_until_gone (int *word, clockid_t clock, const struct timespec *abstime)
 {
-  int tid;
-  while ((tid = xp_load_acquire (tid_word)) != 0)
+  int value;
+  while ((value = xp_load_acquire (word)) != 0)
     {
-      int r = xp_futex_wait_cp (tid_word, tid, clock, abstime, false);
+      int r = xp_futex_wait_cp (word, value, clock, abstime, false);
       if (r == -ETIMEDOUT || r == -ECANCELED)
         return -r;
     }
@@ -59,18 +60,23 @@ clock_is_usable (clockid_t clock)
   return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC;
 }
 
-static int
-check_timeout (clockid_t clock, const struct timespec *abstime)
+/* A clock the wait cannot use, or a deadline whose nanoseconds are out
+   of range: EINVAL before the thread is looked at, as in glibc since
+   2.41.  */
+static bool
+timeout_invalid (clockid_t clock, const struct timespec *abstime)
 {
-  if (!clock_is_usable (clock))
-    return EINVAL;
-  if (abstime == NULL)
-    return 0;
-  if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
-    return EINVAL;
-  /* A deadline before the epoch has passed; the kernel would call it
-     invalid.  */
-  return abstime->tv_sec < 0 ? ETIMEDOUT : 0;
+  return !clock_is_usable (clock)
+         || (abstime != NULL
+             && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000));
+}
+
+/* A deadline before the epoch has passed; the kernel would call it
+   invalid.  */
+static int
+check_deadline (const struct timespec *abstime)
+{
+  return abstime != NULL && abstime->tv_sec < 0 ? ETIMEDOUT : 0;
 }
 
 void
@@ -93,7 +99,8 @@ xp_thread_release (struct xp_thread *t)
 
 /* A thread glibc started: glibc's answers, and glibc releases it.  Its
    own join would wait where an xpthread cancel cannot reach it, so the
-   wait is ours, on the word the kernel clears when the thread is gone;
+   wait is ours, on the word the kernel clears when the thread is gone
+   (glibc-threads.h);
    glibc is asked first with a deadline already past, which answers at
    once what needs no wait (the caller, detached, joined, finished) and
    gives the thread back unclaimed when it still runs.  */
@@ -103,19 +110,17 @@ join_foreign (pthread_t thread, void **result, clockid_t clock,
 {
   if (try_only)
     return xp_glibc_threads.tryjoin (thread, result);
-  if (!clock_is_usable (clock))
-    return EINVAL;
   static const struct timespec past = { 0, 0 };
   int err = xp_glibc_threads.clockjoin (thread, result, CLOCK_MONOTONIC,
                                         &past);
   if (err != ETIMEDOUT)
     return err;
-  int *tid_word = xp_glibc_thread_tid_word (thread);
-  if (tid_word == NULL)
+  int *exit_word = xp_glibc_thread_exit_word (thread);
+  if (exit_word == NULL)
     return abstime == NULL ? xp_glibc_threads.join (thread, result)
            : xp_glibc_threads.clockjoin (thread, result, clock, abstime);
-  if ((err = check_timeout (clock, abstime)) == 0)
-    err = wait_until_gone (tid_word, clock, abstime);
+  if ((err = check_deadline (abstime)) == 0)
+    err = wait_until_gone (exit_word, clock, abstime);
   if (err == ECANCELED)
     xp_cancel_act ();
   return err != 0 ? err : xp_glibc_threads.join (thread, result);
@@ -128,12 +133,16 @@ static int
 join (pthread_t thread, void **result, clockid_t clock,
       const struct timespec *abstime, bool try_only, const void *site)
 {
+  /* glibc's order: the timeout, then the thread.  */
+  if (!try_only && timeout_invalid (clock, abstime))
+    return EINVAL;
   struct xp_thread *t = xp_thread_of (thread);
   if (t == NULL)
     return join_foreign (thread, result, clock, abstime, try_only);
   struct xp_thread *self = xp_self ();
+  /* The caller runs: busy, to a try.  */
   if (t == self)
-    return EDEADLK;
+    return try_only ? EBUSY : EDEADLK;
   /* Two threads joining each other: each announces its target before
      looking at the other's, so at least one of them sees the cycle.  */
   xp_store_relaxed (&self->joining, t);
@@ -143,7 +152,7 @@ join (pthread_t thread, void **result, clockid_t clock,
     {
       if (try_only)
         err = xp_load_acquire (&t->tid) != 0 ? EBUSY : 0;
-      else if ((err = check_timeout (clock, abstime)) == 0)
+      else if ((err = check_deadline (abstime)) == 0)
         {
           xp_hook_acquiring (t, 0, site);
           err = wait_until_gone (&t->tid, clock, abstime);

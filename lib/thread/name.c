@@ -10,6 +10,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+
+/* A thread that has exited: glibc opens the comm file of tid 0 and
+   answers what the kernel says of it.  */
+#define GONE ENOENT
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -70,7 +74,7 @@ pthread_setname_np (pthread_t thread, const char *name)
   struct xp_pin pin;
   int tid = xp_thread_pin (t, &pin);
   if (tid == 0)
-    return ESRCH;
+    return GONE;
   int err = write_comm (tid, name, len);
   xp_thread_unpin (&pin);
   return err;
@@ -90,7 +94,7 @@ pthread_getname_np (pthread_t thread, char *buf, size_t len)
   struct xp_pin pin;
   int tid = xp_thread_pin (t, &pin);
   if (tid == 0)
-    return ESRCH;
+    return GONE;
   int err = read_comm (tid, buf, len);
   xp_thread_unpin (&pin);
   return err;

@@ -23,9 +23,10 @@ pthread_setschedparam (pthread_t thread, int policy,
   int tid = xp_thread_pin_sched (t, &pin);
   if (tid < 0)
     return ESRCH;
-  long ret = policy < 0 ? -EINVAL
-                        : xp_pp_set_scheduling (t, tid, policy,
-                                                param->sched_priority);
+  /* The kernel's answers for a bad policy or no parameters.  */
+  long ret = policy < 0 || xp_unhinted (param) == NULL
+             ? -EINVAL
+             : xp_pp_set_scheduling (t, tid, policy, param->sched_priority);
   /* Locks stop spinning for realtime threads (spin-policy.c).  */
   if (ret == 0)
     t->realtime = policy == SCHED_FIFO || policy == SCHED_RR;

@@ -34,9 +34,12 @@ signal_is_sendable (int sig)
   return sig >= 0 && sig < _NSIG && !xp_signal_is_reserved (sig);
 }
 
-/* Signal 0 sends nothing and only reports whether the thread lives.  */
-int
-pthread_kill (pthread_t thread, int sig)
+/* Signal 0 sends nothing and only reports whether the thread lives.  A
+   thread that has exited but whose ID is still valid answers
+   NO_THREAD: 0 since glibc 2.34 (the ID is not dead yet, and ESRCH would
+   say it is), ESRCH for binaries built before.  */
+static int
+send_signal (pthread_t thread, int sig, int no_thread)
 {
   if (!signal_is_sendable (sig))
     return EINVAL;
@@ -46,12 +49,25 @@ pthread_kill (pthread_t thread, int sig)
   struct xp_pin pin;
   int tid = xp_thread_pin (t, &pin);
   if (tid == 0)
-    return ESRCH;
+    return no_thread;
   int ret = xp_tgkill (xp_getpid (), tid, sig);
   xp_thread_unpin (&pin);
   return -ret;
 }
+
+int
+pthread_kill (pthread_t thread, int sig)
+{
+  return send_signal (thread, sig, 0);
+}
 XP_EXPORT (pthread_kill)
+
+int
+xp_kill_old (pthread_t thread, int sig)
+{
+  return send_signal (thread, sig, ESRCH);
+}
+XP_EXPORT_OLD (xp_kill_old)
 
 int
 pthread_sigqueue (pthread_t thread, int sig, const union sigval value)
