@@ -23,7 +23,6 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <string.h>
 #include <xp-cancel-arch.h>
 
 extern char xp_arch_cp_begin[] XP_HIDDEN;
@@ -182,15 +181,8 @@ cancel_foreign (pthread_t thread)
   /* An exited thread's outcome is settled; the request has no effect.  */
   if (tid <= 0 || (exit_word != NULL && xp_load_acquire (exit_word) == 0))
     return 0;
-  int pid = xp_getpid ();
-  siginfo_t info;
-  memset (&info, 0, sizeof info);
-  info.si_signo = XP_SIGCANCEL;
-  info.si_code = SI_QUEUE;
-  info.si_pid = pid;
-  info.si_uid = (uid_t) xp_syscall0 (SYS_getuid);
-  info.si_value.sival_ptr = (void *) thread;
-  xp_syscall4 (SYS_rt_tgsigqueueinfo, pid, tid, XP_SIGCANCEL, &info);
+  xp_queue_signal (tid, XP_SIGCANCEL,
+                   (union sigval) { .sival_ptr = (void *) thread });
   return 0;
 }
 

@@ -44,6 +44,22 @@ xp_sigset_drop_reserved (sigset_t *set)
   xp_sigset_clear_bit (set, XP_SIGSETXID);
 }
 
+/* Queue SIG with VALUE to thread TID of this process, as sigqueue(3)
+   does (SI_QUEUE, the sender's pid and uid): 0 or -errno.  */
+static inline long
+xp_queue_signal (int tid, int sig, union sigval value)
+{
+  int pid = xp_getpid ();
+  siginfo_t info;
+  memset (&info, 0, sizeof info);
+  info.si_signo = sig;
+  info.si_code = SI_QUEUE;
+  info.si_pid = pid;
+  info.si_uid = (uid_t) xp_syscall0 (SYS_getuid);
+  info.si_value = value;
+  return xp_syscall4 (SYS_rt_tgsigqueueinfo, pid, tid, sig, &info);
+}
+
 struct xp_pin
 {
   struct xp_thread *thread;   /* NULL when the caller pinned itself */

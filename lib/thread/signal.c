@@ -9,8 +9,6 @@
 #include "glibc-threads.h"
 #include <errno.h>
 #include <signal.h>
-#include <string.h>
-#include <unistd.h>
 
 /* Unblocking a reserved signal is left alone: it can only help.  */
 int
@@ -77,19 +75,11 @@ pthread_sigqueue (pthread_t thread, int sig, const union sigval value)
   struct xp_thread *t = xp_thread_of (thread);
   if (t == NULL)
     return xp_glibc_threads.sigqueue (thread, sig, value);
-  int pid = xp_getpid ();
-  siginfo_t info;
-  memset (&info, 0, sizeof info);
-  info.si_signo = sig;
-  info.si_code = SI_QUEUE;
-  info.si_pid = pid;
-  info.si_uid = getuid ();
-  info.si_value = value;
   struct xp_pin pin;
   int tid = xp_thread_pin (t, &pin);
   if (tid == 0)
     return ESRCH;
-  long ret = xp_syscall4 (SYS_rt_tgsigqueueinfo, pid, tid, sig, &info);
+  long ret = xp_queue_signal (tid, sig, value);
   xp_thread_unpin (&pin);
   return (int) -ret;
 }
