@@ -286,11 +286,21 @@ pthread_cond_wait (pthread_cond_t *cond, pthread_mutex_t *m)
 }
 XP_EXPORT (pthread_cond_wait)
 
+/* A timed wait without a deadline: glibc's crashes; ours answers rather
+   than wait for ever.  */
+static bool
+no_deadline (const struct timespec *abstime)
+{
+  return xp_unhinted (abstime) == NULL;
+}
+
 int
 pthread_cond_timedwait (pthread_cond_t *cond, pthread_mutex_t *m,
                         const struct timespec *abstime)
 {
   struct xp_cond *c = xp_cond (cond);
+  if (no_deadline (abstime))
+    return EINVAL;
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
   if (is_pshared (cond))
@@ -305,7 +315,8 @@ pthread_cond_clockwait (pthread_cond_t *cond, pthread_mutex_t *m,
                         clockid_t clock, const struct timespec *abstime)
 {
   struct xp_cond *c = xp_cond (cond);
-  if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+  if ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+      || no_deadline (abstime))
     return EINVAL;
   xp_hook_cond_wait (cond, m, XP_CALLER_SITE ());
   XP_PROBE (cond_wait, cond, m);
