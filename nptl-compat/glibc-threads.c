@@ -86,21 +86,19 @@ find_exit_word (void)
     exit_word_offset = off;
 }
 
-/* 0 none, 1 under way, 2 done.  */
+static void
+find_all (void)
+{
+  resolve_all ();
+  find_tid_word ();
+  find_exit_word ();
+}
+
 void
 xp_glibc_threads_init (void)
 {
   static int state;
-  int expected = 0;
-  if (xp_cas (&state, &expected, 1))
-    {
-      resolve_all ();
-      find_tid_word ();
-      find_exit_word ();
-      xp_store_release (&state, 2);
-    }
-  while (xp_load_acquire (&state) != 2)
-    xp_cpu_relax ();
+  xp_once_spinning (&state, find_all);
 }
 
 int *

@@ -5,10 +5,10 @@
    KiB: what the threads left behind.  */
 #define _GNU_SOURCE
 #include "foreign-start.h"
+#include "rss.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long count;
@@ -20,20 +20,6 @@ touch_the_api (void *arg)
   count++;
   pthread_mutex_unlock (&lock);
   return pthread_equal (pthread_self (), pthread_self ()) ? arg : NULL;
-}
-
-static long
-resident_kib (void)
-{
-  FILE *f = fopen ("/proc/self/status", "r");
-  char line[256];
-  long kib = -1;
-  while (f != NULL && fgets (line, sizeof line, f) != NULL)
-    if (strncmp (line, "VmRSS:", 6) == 0)
-      kib = strtol (line + 6, NULL, 10);
-  if (f != NULL)
-    fclose (f);
-  return kib;
 }
 
 static int
@@ -60,9 +46,9 @@ main (int argc, char **argv)
   long total = argc > 2 ? atol (argv[2]) : 100000;
   if (cycles (warm) != 0)
     return 1;
-  long before = resident_kib ();
+  long before = xp_test_rss_kib ();
   if (cycles (total - warm) != 0 || count != total)
     return 1;
-  printf ("%ld %ld\n", before, resident_kib ());
+  printf ("%ld %ld\n", before, xp_test_rss_kib ());
   return 0;
 }

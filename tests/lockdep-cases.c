@@ -257,6 +257,42 @@ fork_during_report (void)
   take_in_order (&lock_c, &lock_g);
 }
 
+/* Loads, again and again, an object whose constructor locks, while
+   another thread writes reports: the constructor runs inside dlopen,
+   which holds the dynamic linker's lock, and naming a report's
+   addresses waits for that lock.  Both go on.  */
+static void *
+dlopen_storm (void *arg)
+{
+  (void) arg;
+  int loads = 0;
+  while (storm_on ())
+    {
+      void *object = dlopen (XP_TEST_MODULE_DIR "/lockdep-ctor.so",
+                             RTLD_NOW);
+      if (object == NULL)
+        {
+          fprintf (stderr, "lockdep-ctor.so: %s\n", dlerror ());
+          exit (2);
+        }
+      dlclose (object);
+      loads++;
+      storm_event ();
+      /* Paced: the dynamic linker's lock is no fair one, and a
+         reporter waiting for it would starve.  */
+      usleep (5000);
+    }
+  printf ("%d objects loaded\n", loads);
+  return NULL;
+}
+
+static void
+dlopen_during_report (void)
+{
+  reports_during (dlopen_storm);
+  take_in_order (&lock_c, &lock_g);
+}
+
 /* Not reported: both orders are always taken inside lock_g, so the two
    threads can never each hold one of the pair.  */
 static const struct pair inverted[] = { { &lock_a, &lock_b },
@@ -778,6 +814,7 @@ static const struct
   { "cancel-pending", cancel_pending },
   { "signal-during-report", signal_during_report },
   { "fork-during-report", fork_during_report },
+  { "dlopen-during-report", dlopen_during_report },
   { "gated-inversion", gated_inversion },
   { "gate-dropped", gate_dropped },
   { "one-thread", one_thread },

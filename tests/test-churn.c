@@ -7,6 +7,7 @@
    Usage: test-churn [threads]   (default 100000)
    Prints "rss-growth-kib N" after the run.  */
 #define _GNU_SOURCE
+#include "rss.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,21 +35,6 @@ churn (void *p)
   for (int i = 0; i < ALLOCATIONS; i++)
     free (blocks[i]);
   return NULL;
-}
-
-static long
-rss_kib (void)
-{
-  FILE *f = fopen ("/proc/self/status", "r");
-  if (f == NULL)
-    return -1;
-  char line[256];
-  long kib = -1;
-  while (fgets (line, sizeof line, f) != NULL)
-    if (sscanf (line, "VmRSS: %ld kB", &kib) == 1)
-      break;
-  fclose (f);
-  return kib;
 }
 
 static int
@@ -83,10 +69,10 @@ main (int argc, char **argv)
      after them.  */
   if (run (WARM_UP) != 0)
     return 1;
-  long before = rss_kib ();
+  long before = xp_test_rss_kib ();
   if (run (threads - WARM_UP) != 0)
     return 1;
-  long after = rss_kib ();
+  long after = xp_test_rss_kib ();
   if (before < 0 || after < 0)
     {
       fprintf (stderr, "cannot read VmRSS\n");

@@ -100,7 +100,16 @@ struct xp_ld_held
 struct xp_ld_class *xp_ld_class (uint32_t id) XP_HIDDEN;
 struct xp_ld_edge *xp_ld_edge (uint32_t id) XP_HIDDEN;
 
-/* The reports (lockdep-report.c).  CYCLE holds the edges of the cycle in
+/* The reports (lockdep-report.c), said under the lockdep lock with the
+   addresses they name marked, and written once the lock is released:
+   xp_ld_report_take, under the lock, hands over what the calling thread
+   said since it entered (NULL: nothing), and xp_ld_report_deliver, after
+   it, names the marks, writes the text and frees it.  */
+struct xp_ld_pending;
+struct xp_ld_pending *xp_ld_report_take (void) XP_HIDDEN;
+void xp_ld_report_deliver (struct xp_ld_pending *p) XP_HIDDEN;
+
+/* The reports.  CYCLE holds the edges of the cycle in
    order, the new one last, which a thread made taking LOCK.  */
 void xp_ld_report_cycle (const void *lock, const uint32_t *cycle, unsigned n,
                          const struct xp_ld_held *held, unsigned depth)

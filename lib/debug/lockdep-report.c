@@ -1,22 +1,25 @@
 /* Lockdep's reports: text a person reads at a glance, written to the
    standard error the program started with or XPTHREAD_LOCKDEP_FILE
-   (report-fd.h), where each report
-   is followed by the same as one line of JSON, for programs.  Names come
-   from the objects' symbol tables and debug information (sym.c), read
-   when a report is written, never on a lock path.  */
+   (report-fd.h), where each report is followed by the same as one line
+   of JSON, for programs.  Names come from the objects' symbol tables and
+   debug information (sym.c), found when a report is written, never on a
+   lock path nor under lockdep's lock.  */
 #define _GNU_SOURCE
 #include "lockdep-int.h"
 #include "cancel.h"
 #include "env.h"
 #include "report-fd.h"
+#include "fork-locks.h"
+#include "sched-util.h"
 #include "sym.h"
-#include "thread.h"
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int report_fd = STDERR_FILENO;
@@ -40,57 +43,112 @@ xp_ld_report_open (void)
     }
 }
 
-/* One report is built here, under the lockdep lock, and written at
-   once, so that reports of two threads never mix.  */
-static char text[16384];
-static size_t used;
+/* A report is made in two steps.  Under the lockdep lock its text is
+   built, with each address that is to be named left as a mark; once
+   lockdep.c has released the lock, xp_ld_report_deliver puts the names
+   in and writes the text.  Naming calls dladdr, which waits for the
+   dynamic linker's lock, and may allocate; a thread in dlopen holds that
+   lock while the constructors it runs take locks, which go through
+   lockdep, so lockdep's lock is never held while naming.
+
+   A mark: MARK, the kind of name (enum mark_kind), 'j' inside a JSON
+   string or 't' outside, and the address in MARK_DIGITS hexadecimal
+   digits.  MARK is taken out of everything else said.  */
+#define MARK '\001'
+#define MARK_DIGITS 16
+#define MARK_SIZE (3 + MARK_DIGITS)
+
+enum mark_kind
+{
+  MARK_CODE = 'c',          /* a function */
+  MARK_SITE = 's',          /* a place in one */
+  MARK_DATA = 'd',          /* a variable */
+  MARK_LOCK = 'l'           /* a lock of its own: a variable's name, else
+                               its address */
+};
+
+/* The reports one entry into lockdep made, and their names; whole pages
+   of their own, so that a signal handler's report and the report it
+   interrupted never share one.  */
+#define MARKED_SIZE 32768
+#define TEXT_SIZE 65536
+#define SITES_KEPT 32
+
+struct xp_ld_pending
+{
+  size_t marked_used, text_used;
+  bool abort_after;         /* XPTHREAD_LOCKDEP=abort, after a report */
+  /* The sites of the locks the reporting thread holds and takes, for
+     xp_sym_names_begin; SITES_KEPT + 1: more than kept.  */
+  unsigned sites_n;
+  const void *sites[SITES_KEPT];
+  struct xp_sym_names names;
+  char marked[MARKED_SIZE];
+  char text[TEXT_SIZE];
+};
+
+/* The reports of the thread inside lockdep, under the lockdep lock.  */
+static struct xp_ld_pending *pending;
 
 /* Inside a JSON string: what is said is escaped.  */
 static bool escaping;
 
+/* N bytes of S at the end of BUF, of SIZE bytes of which *USED are
+   used, escaped for a JSON string when IN_JSON, without MARK.  */
 static void
-append (char c)
+add (char *buf, size_t size, size_t *used, const char *s, size_t n,
+     bool in_json)
 {
-  if (used < sizeof text - 1)
-    text[used++] = c;
+  for (size_t i = 0; i < n && *used + 2 < size; i++)
+    {
+      unsigned char c = (unsigned char) s[i];
+      if (c == MARK || (in_json && c < 0x20))
+        continue;
+      if (in_json && (c == '"' || c == '\\'))
+        buf[(*used)++] = '\\';
+      buf[(*used)++] = (char) c;
+    }
 }
 
 static void __attribute__ ((format (printf, 1, 2)))
 say (const char *fmt, ...)
 {
+  if (pending == NULL)
+    return;
   char piece[1024];
   va_list ap;
   va_start (ap, fmt);
   int n = vsnprintf (piece, sizeof piece, fmt, ap);
   va_end (ap);
-  for (int i = 0; i < n && i < (int) sizeof piece - 1; i++)
-    {
-      unsigned char c = (unsigned char) piece[i];
-      if (escaping && (c == '"' || c == '\\'))
-        append ('\\');
-      if (!escaping || c >= 0x20)
-        append ((char) c);
-    }
+  if (n > (int) sizeof piece - 1)
+    n = (int) sizeof piece - 1;
+  if (n > 0)
+    add (pending->marked, sizeof pending->marked, &pending->marked_used,
+         piece, (size_t) n, escaping);
 }
 
 static void
-flush (void)
+mark (enum mark_kind kind, const void *addr)
 {
-  xp_report_write (report_fd, text, used);
-  used = 0;
+  if (pending == NULL || pending->marked_used + MARK_SIZE
+                         >= sizeof pending->marked)
+    return;
+  char *at = &pending->marked[pending->marked_used];
+  at[0] = MARK;
+  at[1] = (char) kind;
+  at[2] = escaping ? 'j' : 't';
+  snprintf (at + 3, MARK_DIGITS + 1, "%0*lx", MARK_DIGITS,
+            (unsigned long) (uintptr_t) addr);
+  pending->marked_used += MARK_SIZE;
 }
 
 static void
 say_code (const void *pc)
 {
   if (pc == NULL)
-    {
-      say ("a place not known");
-      return;
-    }
-  char name[256];
-  xp_sym_describe_code (pc, name, sizeof name);
-  say ("%s", name);
+    say ("a place not known");
+  else
+    mark (MARK_CODE, pc);
 }
 
 /* A site is the return address of the program's call: the call is the
@@ -99,18 +157,47 @@ static void
 say_site (const void *site)
 {
   if (site == NULL)
+    say_code (NULL);
+  else
+    mark (MARK_SITE, (const char *) site - 1);
+}
+
+/* A report of the thread holding HELD and taking at SITE begins.  */
+static void
+begin_report (const struct xp_ld_held *held, unsigned depth,
+              const void *site)
+{
+  if (pending == NULL)
     {
-      say_code (NULL);
-      return;
+      void *pages = mmap (NULL, sizeof *pending, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (pages == MAP_FAILED)
+        return;
+      pending = pages;
     }
-  char name[384];
-  xp_sym_describe_site ((const char *) site - 1, name, sizeof name);
-  say ("%s", name);
+  unsigned n = pending->sites_n;
+  for (unsigned i = 0; i <= depth && n <= SITES_KEPT; i++)
+    {
+      const void *s = i < depth ? held[i].site : site;
+      if (s != NULL && n < SITES_KEPT)
+        pending->sites[n++] = s;
+      else if (s != NULL)
+        n = SITES_KEPT + 1;
+    }
+  pending->sites_n = n;
+}
+
+struct xp_ld_pending *
+xp_ld_report_take (void)
+{
+  struct xp_ld_pending *p = pending;
+  pending = NULL;
+  return p;
 }
 
 /* The object that defines the program's malloc, when it is not libc:
    such an allocator's locks are pthread mutexes, which lockdep sees, and
-   a report may be written while the thread holds one.  glibc's malloc
+   a report may be made while the thread holds one.  glibc's malloc
    has locks of its own.  */
 static const void *
 allocator_base (void)
@@ -131,24 +218,21 @@ in_object (const void *pc, const void *base)
   return pc != NULL && dladdr (pc, &info) != 0 && info.dli_fbase == base;
 }
 
-/* The cancellation state the report found (xp_cancel_hold), given back
-   when it ends; reports are written one at a time.  */
-static unsigned cancel_held;
-
-/* A report of the thread holding HELD and taking at SITE begins.  No
-   cancel acts while it is written.  Naming may call malloc (the
-   demangler, libdw) unless the thread holds or is taking at SITE a lock
-   of the allocator's own, which malloc could wait for forever.  */
-static void
-begin_report (const struct xp_ld_held *held, unsigned depth,
-              const void *site)
+/* Naming may call malloc (the demangler, libdw) unless the thread holds
+   or takes, at a site of P's, a lock of the allocator's own, which
+   malloc could wait for forever.  */
+static bool
+may_allocate (const struct xp_ld_pending *p)
 {
-  cancel_held = xp_cancel_hold ();
   const void *base = allocator_base ();
-  bool inside = base != NULL && in_object (site, base);
-  for (unsigned i = 0; i < depth && !inside; i++)
-    inside = in_object (held[i].site, base);
-  xp_sym_allow_malloc (!inside);
+  if (base == NULL)
+    return true;
+  if (p->sites_n > SITES_KEPT)
+    return false;
+  for (unsigned i = 0; i < p->sites_n; i++)
+    if (in_object (p->sites[i], base))
+      return false;
+  return true;
 }
 
 static bool
@@ -158,27 +242,65 @@ in_some_object (const void *addr)
   return dladdr (addr, &info) != 0 && info.dli_fname != NULL;
 }
 
+/* The name for a mark of KIND at ADDR into OUT.  */
+static void
+name_mark (struct xp_sym_names *names, char kind, const void *addr,
+           char *out, size_t size)
+{
+  switch (kind)
+    {
+    case MARK_CODE:
+      xp_sym_describe_code (names, addr, out, size);
+      break;
+    case MARK_SITE:
+      xp_sym_describe_site (names, addr, out, size);
+      break;
+    case MARK_LOCK:
+      if (in_some_object (addr))
+        xp_sym_describe_data (names, addr, out, size);
+      else
+        snprintf (out, size, "lock %p", addr);
+      break;
+    default:
+      xp_sym_describe_data (names, addr, out, size);
+    }
+}
+
+/* P's text: its marked text with the names in.  */
+static void
+render (struct xp_ld_pending *p)
+{
+  char digits[MARK_DIGITS + 1], name[512];
+  const char *at = p->marked, *end = p->marked + p->marked_used;
+  while (at < end)
+    {
+      const char *m = memchr (at, MARK, (size_t) (end - at));
+      add (p->text, sizeof p->text, &p->text_used, at,
+           (size_t) ((m != NULL ? m : end) - at), false);
+      if (m == NULL || end - m < MARK_SIZE)
+        break;
+      memcpy (digits, m + 3, MARK_DIGITS);
+      digits[MARK_DIGITS] = '\0';
+      name_mark (&p->names, m[1],
+                 (const void *) (uintptr_t) strtoul (digits, NULL, 16), name,
+                 sizeof name);
+      add (p->text, sizeof p->text, &p->text_used, name, strlen (name),
+           m[2] == 'j');
+      at = m + MARK_SIZE;
+    }
+}
+
 static void
 say_class (uint32_t id)
 {
   const struct xp_ld_class *c = xp_ld_class (id);
-  char name[256];
   switch (c->origin)
     {
     case XP_LD_STATIC:
-      xp_sym_describe_data (c->key, name, sizeof name);
-      say ("%s", name);
+      mark (MARK_DATA, c->key);
       break;
     case XP_LD_INSTANCE:
-      /* A lock of its own: named like a static one where it is a
-         variable, else by its address.  */
-      if (in_some_object (c->key))
-        {
-          xp_sym_describe_data (c->key, name, sizeof name);
-          say ("%s", name);
-        }
-      else
-        say ("lock %p", c->key);
+      mark (MARK_LOCK, c->key);
       break;
     case XP_LD_INIT_SITE:
       say ("the locks initialised at ");
@@ -327,24 +449,57 @@ json_stack (const struct xp_stack *stack)
   say ("]");
 }
 
-/* The text report is in the buffer: write it, then its JSON line, which
-   JSON (when reports go to a file) says.  */
+/* The text report is said: end it, then say its JSON line, which JSON
+   (when reports go to a file) says.  */
 static void
 finish_with (void (*json) (const void *), const void *arg)
 {
   say ("\n");
-  flush ();
   if (json_lines)
     {
       json (arg);
       say ("\n");
-      flush ();
     }
-  if (xp_ld_abort_after_report)
+  if (pending != NULL)
+    pending->abort_after |= xp_ld_abort_after_report;
+}
+
+/* TEXT, written whole: two threads' reports never mix, and the write
+   lock is held only for the write, with every signal blocked, so that a
+   handler's report never waits for its own thread.  A fork that has
+   held the lock table long lets the report through without the lock
+   (fork-locks.h).  */
+static XP_FORK_LOCK (report_write, write_lock);
+
+static void
+write_whole (const char *text, size_t n)
+{
+  sigset_t saved;
+  xp_signals_block_all (&saved);
+  bool locked = xp_fork_lock_for_hook (&write_lock);
+  xp_report_write (report_fd, text, n);
+  if (locked)
+    xp_unlock (&write_lock);
+  xp_signals_restore (&saved);
+}
+
+/* No cancel acts while the names are found: what finds them (libdw's
+   file reading) may be a cancellation point.  */
+void
+xp_ld_report_deliver (struct xp_ld_pending *p)
+{
+  unsigned cancel_held = xp_cancel_hold ();
+  xp_sym_names_begin (&p->names, may_allocate (p));
+  render (p);
+  xp_sym_names_end (&p->names);
+  write_whole (p->text, p->text_used);
+  bool abort_now = p->abort_after;
+  munmap (p, sizeof *p);
+  if (abort_now)
     {
-      used = 0;
-      say ("xpthread lockdep: aborting (XPTHREAD_LOCKDEP=abort)\n");
-      flush ();
+      static const char aborting[]
+        = "xpthread lockdep: aborting (XPTHREAD_LOCKDEP=abort)\n";
+      write_whole (aborting, sizeof aborting - 1);
       abort ();
     }
   xp_cancel_resume (cancel_held);
@@ -622,6 +777,7 @@ say_gates (const struct xp_ld_summary *s, bool json)
 void
 xp_ld_report_summary (const struct xp_ld_summary *s)
 {
+  begin_report (NULL, 0, NULL);
   say ("xpthread lockdep: %u lock class%s, %u lock order%s, %u report%s",
        s->classes, s->classes == 1 ? "" : "es", s->edges,
        s->edges == 1 ? "" : "s", s->reports, s->reports == 1 ? "" : "s");
@@ -636,7 +792,6 @@ xp_ld_report_summary (const struct xp_ld_summary *s)
       say_gates (s, false);
     }
   say ("\n");
-  flush ();
   if (json_lines)
     {
       say ("{\"report\":\"summary\",\"classes\":%u,\"orders\":%u,"
@@ -645,6 +800,5 @@ xp_ld_report_summary (const struct xp_ld_summary *s)
            s->gated, s->memory);
       say_gates (s, true);
       say ("]}\n");
-      flush ();
     }
 }

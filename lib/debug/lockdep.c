@@ -766,11 +766,23 @@ enter (void)
   return t;
 }
 
+/* Release the lockdep lock, then write the reports made meanwhile.
+   While they are written the thread still counts as inside: the locks
+   that naming takes (the allocator's, libdw's) are not the program's.  */
+static void
+unlock_and_report (void)
+{
+  struct xp_ld_pending *reports = xp_ld_report_take ();
+  xp_unlock (&ld_lock);
+  if (reports != NULL)
+    xp_ld_report_deliver (reports);
+}
+
 static void
 leave (struct ld_thread *t)
 {
+  unlock_and_report ();
   t->inside = false;
-  xp_unlock (&ld_lock);
 }
 
 static const struct xp_ld_held *
@@ -1061,6 +1073,11 @@ xp_lockdep_thread_exit (const void *thread, bool detached)
       struct xp_stack nowhere = { .depth = 0 };
       xp_ld_report_misuse (XP_LD_EXIT_HOLDING, thread, 0, &nowhere, t->held,
                            t->depth);
+      unlock_and_report ();
+      /* Kept by the thread, as when it cannot enter, if a fork holds
+         the table.  */
+      if (!xp_fork_lock_for_hook (&ld_lock))
+        return;
     }
   /* A joiner still needs the class of the thread's end.  */
   if (detached)

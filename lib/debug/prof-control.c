@@ -20,23 +20,41 @@ static long report_interval;
 static int reports_asked;          /* a futex word, bumped by the handler */
 static bool reporter_started;
 static bool threads_started;
+/* The reporter thread's report may meet the one at exit.  Each is
+   rendered without a lock of the profiler's held (naming allocates and
+   waits for the dynamic linker), and written, under the lock, only if
+   no report of a later snapshot was written before it: the last one
+   written is always the newest.  */
 static XP_FORK_LOCK (prof_report, report_lock);
+static unsigned long snapshots_taken, snapshot_written;
 
-/* One report at a time: the reporter thread's may meet the one at
-   exit.  A process that never started a thread and saw no contention
-   (a shell, a helper program under the preload) writes none at exit.  */
+/* A process that never started a thread and saw no contention (a
+   shell, a helper program under the preload) writes none at exit.  */
 static void
 report_now (enum xp_prof_reason reason)
 {
-  xp_lock (&report_lock);
   struct xp_prof_snapshot s;
-  if (xp_prof_snapshot_take (&s))
-    {
-      if (reason != XP_PROF_AT_EXIT || threads_started || s.entries_n != 0)
-        xp_prof_report_write (&s, reason);
-      xp_prof_snapshot_free (&s);
-    }
+  xp_lock (&report_lock);
+  bool taken = xp_prof_snapshot_take (&s);
+  unsigned long number = ++snapshots_taken;
   xp_unlock (&report_lock);
+  if (!taken)
+    return;
+  char *text = NULL;
+  size_t n;
+  if ((reason != XP_PROF_AT_EXIT || threads_started || s.entries_n != 0)
+      && xp_prof_report_render (&s, reason, &text, &n))
+    {
+      xp_lock (&report_lock);
+      if (number > snapshot_written)
+        {
+          xp_prof_report_deliver (text, n);
+          snapshot_written = number;
+        }
+      xp_unlock (&report_lock);
+    }
+  free (text);
+  xp_prof_snapshot_free (&s);
 }
 
 static void

@@ -114,9 +114,14 @@ void xp_prof_after_fork_child (void) XP_HIDDEN;
 /* Set up (prof.c) with HOLD_SAMPLING and room for MAX_LOCKS locks.  */
 bool xp_prof_tables_init (unsigned hold_sampling, long max_locks) XP_HIDDEN;
 
-/* Write the report of S (prof-report.c).  */
-void xp_prof_report_write (const struct xp_prof_snapshot *s,
-                           enum xp_prof_reason reason) XP_HIDDEN;
+/* The report of S, into *TEXT (N bytes, to be freed); false when memory
+   ran out (prof-report.c).  Names its addresses, and so allocates and
+   calls dladdr: the caller holds none of the profiler's locks.  */
+bool xp_prof_report_render (const struct xp_prof_snapshot *s,
+                            enum xp_prof_reason reason, char **text,
+                            size_t *n) XP_HIDDEN;
+/* Write a rendered report where reports go; raw system calls only.  */
+void xp_prof_report_deliver (const char *text, size_t n) XP_HIDDEN;
 /* Read the report settings (XPTHREAD_PROF_FILE, _FORMAT, _TOP).  */
 void xp_prof_report_init (void) XP_HIDDEN;
 

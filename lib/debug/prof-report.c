@@ -157,14 +157,18 @@ static const char *const origin_names[] = {
 
 #define NAME_SIZE 512
 
+/* The naming session of the report the thread renders.  */
+static __thread struct xp_sym_names *names
+  __attribute__ ((tls_model ("initial-exec")));
+
 static void
 class_name (const struct xp_prof_snapshot *s, uint32_t id, char *out)
 {
   const struct xp_prof_class *c = &s->classes[id];
   if (c->origin == XP_PROF_STATIC)
-    xp_sym_describe_data (c->key, out, NAME_SIZE);
+    xp_sym_describe_data (names, c->key, out, NAME_SIZE);
   else
-    xp_sym_describe_code (c->key, out, NAME_SIZE);
+    xp_sym_describe_code (names, c->key, out, NAME_SIZE);
 }
 
 /* A site is the return address of the program's call: the call is the
@@ -173,7 +177,7 @@ static void
 site_location (const void *site, char *out)
 {
   if (site == NULL
-      || !xp_sym_source_line ((const char *) site - 1, out, NAME_SIZE))
+      || !xp_sym_source_line (names, (const char *) site - 1, out, NAME_SIZE))
     out[0] = '\0';
 }
 
@@ -239,7 +243,7 @@ put_held_by (FILE *f, const struct xp_prof_entry *e)
       const struct xp_prof_held_by *h = &e->held_by[i];
       if (h->site != NULL)
         {
-          xp_sym_describe_code (h->site, name, sizeof name);
+          xp_sym_describe_code (names, h->site, name, sizeof name);
           site_location (h->site, line);
         }
       else
@@ -272,7 +276,7 @@ put_text_row (FILE *f, const struct xp_prof_snapshot *s, const struct row *r,
   for (size_t i = 0; i < r->sites_n && i < TEXT_SITES; i++)
     {
       const struct xp_prof_entry *e = &r->sites[i];
-      xp_sym_describe_code (e->site, name, sizeof name);
+      xp_sym_describe_code (names, e->site, name, sizeof name);
       site_location (e->site, line);
       fputs ("     ", f);
       put_counts (f, e);
@@ -393,7 +397,7 @@ put_json_held_by (FILE *f, const struct xp_prof_entry *e)
     {
       const struct xp_prof_held_by *h = &e->held_by[i];
       if (h->site != NULL)
-        xp_sym_describe_code (h->site, name, sizeof name);
+        xp_sym_describe_code (names, h->site, name, sizeof name);
       else
         strcpy (name, "other sites");
       site_location (h->site, line);
@@ -412,7 +416,7 @@ static void
 put_json_site (FILE *f, const struct xp_prof_entry *e)
 {
   char name[NAME_SIZE], line[NAME_SIZE];
-  xp_sym_describe_code (e->site, name, sizeof name);
+  xp_sym_describe_code (names, e->site, name, sizeof name);
   site_location (e->site, line);
   fputs ("{\"site\":", f);
   put_json_string (f, name);
@@ -478,7 +482,7 @@ put_json_row (FILE *f, const struct xp_prof_snapshot *s, struct row *r)
 static void
 frame_name (const void *pc, char *out)
 {
-  xp_sym_describe_code (pc, out, NAME_SIZE);
+  xp_sym_describe_code (names, pc, out, NAME_SIZE);
   out[strcspn (out, "+ ")] = '\0';
   for (char *p = out; *p; p++)
     if (*p == ';')
@@ -599,8 +603,8 @@ deliver_in_place (const char *path, const char *text, size_t n)
 
 /* A regular file (or none yet) is replaced whole, so that a reader never
    sees half a report; anything else is written into, never replaced.  */
-static void
-deliver (const char *text, size_t n)
+void
+xp_prof_report_deliver (const char *text, size_t n)
 {
   if (report_path == NULL)
     {
@@ -626,26 +630,35 @@ deliver (const char *text, size_t n)
     xp_report_unlink (temp);
 }
 
-void
-xp_prof_report_write (const struct xp_prof_snapshot *s,
-                      enum xp_prof_reason reason)
+bool
+xp_prof_report_render (const struct xp_prof_snapshot *s,
+                       enum xp_prof_reason reason, char **text, size_t *n)
 {
-  size_t n;
-  struct row *rows = make_rows (s, &n);
-  char *text = NULL;
-  size_t size = 0;
-  FILE *f = rows != NULL ? open_memstream (&text, &size) : NULL;
+  size_t rows_n;
+  struct row *rows = make_rows (s, &rows_n);
+  names = malloc (sizeof *names);
+  *text = NULL;
+  FILE *f = rows != NULL && names != NULL ? open_memstream (text, n) : NULL;
+  bool ok = false;
   if (f != NULL)
     {
+      xp_sym_names_begin (names, true);
       if (report_format == JSON)
-        put_json (f, s, rows, n, reason);
+        put_json (f, s, rows, rows_n, reason);
       else if (report_format == FOLDED)
         put_folded (f, s);
       else
-        put_text (f, s, rows, n, reason);
-      if (fclose (f) == 0)
-        deliver (text, size);
+        put_text (f, s, rows, rows_n, reason);
+      xp_sym_names_end (names);
+      ok = fclose (f) == 0;
     }
-  free (text);
+  free (names);
+  names = NULL;
   free (rows);
+  if (!ok)
+    {
+      free (*text);
+      *text = NULL;
+    }
+  return ok;
 }

@@ -8,7 +8,8 @@
    fills, only the size is xpthread's concern.  */
 #define _GNU_SOURCE
 #include "sym.h"
-#include "objects.h"
+#include "fork-locks.h"
+#include "thread.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
@@ -97,7 +98,34 @@ static struct
 #define LOAD(name, ret, args)                                                \
   && (dw.name = (__typeof__ (dw.name)) dlsym (handle, #name)) != NULL
 
-/* Callers serialise (the lockdep lock), so plain statics do.  */
+/* libdw's session (and its loading) is one for the process, under this
+   lock; a naming thread waits for it a second at most (LIBDW_PATIENCE_MS)
+   and never while it holds it itself (a signal handler's report), then
+   names its sites without lines.  So no thread waits for ever for a
+   thread inside libdw, which allocates and reads files.  */
+static XP_FORK_LOCK (sym, libdw_lock);
+static int libdw_holder;           /* its holder's thread ID; 0: none */
+#define LIBDW_PATIENCE_MS 1000
+
+static bool
+libdw_take (void)
+{
+  int self = xp_self_tid ();
+  if (xp_load_relaxed (&libdw_holder) == self
+      || !xp_lock_within (&libdw_lock, LIBDW_PATIENCE_MS))
+    return false;
+  xp_store_relaxed (&libdw_holder, self);
+  return true;
+}
+
+static void
+libdw_give (void)
+{
+  xp_store_relaxed (&libdw_holder, 0);
+  xp_unlock (&libdw_lock);
+}
+
+/* Under libdw_lock, as everything below.  */
 static enum { UNTRIED, LOADED, ABSENT } libdw_state;
 
 /* Loaded into the program's namespace: a namespace of its own
@@ -281,8 +309,8 @@ unit_of (Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias)
   return cu;
 }
 
-bool
-xp_sym_source_line_held (const void *pc, char *out, size_t size)
+static bool
+source_line (const void *pc, char *out, size_t size)
 {
   if (!libdw_loaded ())
     return false;
@@ -309,30 +337,13 @@ xp_sym_source_line_held (const void *pc, char *out, size_t size)
   return true;
 }
 
-/* The last line found, for a report that asks for one site's many
-   times.  */
-static struct
-{
-  const void *pc;
-  unsigned long long generation;
-  bool found;
-  char line[256];
-} last;
-
 bool
-xp_sym_source_line (const void *pc, char *out, size_t size)
+xp_sym_source_line (struct xp_sym_names *names, const void *pc, char *out,
+                    size_t size)
 {
-  xp_sym_lock ();
-  unsigned long long generation = xp_objects_generation ();
-  if (last.pc != pc || pc == NULL || last.generation != generation)
-    {
-      last.found = xp_sym_source_line_held (pc, last.line, sizeof last.line);
-      last.pc = pc;
-      last.generation = generation;
-    }
-  bool found = last.found;
-  if (found)
-    snprintf (out, size, "%s", last.line);
-  xp_sym_unlock ();
+  if (!names->may_allocate || !libdw_take ())
+    return false;
+  bool found = source_line (pc, out, size);
+  libdw_give ();
   return found;
 }

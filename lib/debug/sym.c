@@ -1,12 +1,12 @@
 /* Names for addresses in reports.  dladdr sees only the dynamic symbols,
    which leave out static functions and variables and most of a program's
    own; so the object's file is mapped and its .symtab searched, at report
-   time only, and kept mapped until a name in another object is asked
-   for (a report names many addresses of one object).  C++ names are demangled by libstdc++'s demangler, where the
-   program has loaded it; sites get their source lines (sym-lines.c).  */
+   time only, and kept mapped by the naming session until a name in
+   another object is asked for.  C++ names are demangled by libstdc++'s
+   demangler, where the program has loaded it; sites get their source
+   lines (sym-lines.c).  */
 #define _GNU_SOURCE
 #include "sym.h"
-#include "fork-locks.h"
 #include "objects.h"
 #include "report-fd.h"
 #include <dlfcn.h>
@@ -76,65 +76,60 @@ search_file (const char *map, size_t size, uintptr_t base, uintptr_t addr,
   return best;
 }
 
-static XP_FORK_LOCK (sym, sym_lock);
-
 void
-xp_sym_lock (void)
+xp_sym_names_begin (struct xp_sym_names *names, bool may_allocate)
 {
-  xp_lock (&sym_lock);
+  names->may_allocate = may_allocate;
+  names->mapped.map = NULL;
+  names->last.addr = NULL;
 }
 
 void
-xp_sym_unlock (void)
+xp_sym_names_end (struct xp_sym_names *names)
 {
-  xp_unlock (&sym_lock);
+  if (names->mapped.map != NULL)
+    munmap ((void *) names->mapped.map, names->mapped.size);
+  names->mapped.map = NULL;
 }
-
-/* The object file mapped last, under the naming lock.  */
-static struct
-{
-  char path[4096];
-  const char *map;
-  size_t size;
-} mapped;
 
 static bool
-map_object (const char *path)
+map_object (struct xp_sym_names *names, const char *path)
 {
-  if (mapped.map != NULL && strcmp (mapped.path, path) == 0)
+  struct xp_sym_mapped *mapped = &names->mapped;
+  if (mapped->map != NULL && strcmp (mapped->path, path) == 0)
     return true;
-  if (mapped.map != NULL)
-    munmap ((void *) mapped.map, mapped.size);
-  mapped.map = NULL;
+  if (mapped->map != NULL)
+    munmap ((void *) mapped->map, mapped->size);
+  mapped->map = NULL;
   int fd = xp_report_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return false;
   off_t size = xp_report_file_size (fd);
-  if (size > 0 && strlen (path) < sizeof mapped.path)
+  if (size > 0 && strlen (path) < sizeof mapped->path)
     {
       void *map = mmap (NULL, (size_t) size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (map != MAP_FAILED)
         {
-          mapped.map = map;
-          mapped.size = (size_t) size;
-          strcpy (mapped.path, path);
+          mapped->map = map;
+          mapped->size = (size_t) size;
+          strcpy (mapped->path, path);
         }
     }
   xp_report_close (fd);
-  return mapped.map != NULL;
+  return mapped->map != NULL;
 }
 
 static struct symbol
-search_object (const Dl_info *info, const void *addr, bool code,
-               char *name_out, size_t size)
+search_object (struct xp_sym_names *names, const Dl_info *info,
+               const void *addr, bool code, char *name_out, size_t size)
 {
   struct symbol found = { NULL, 0 };
   const char *path = info->dli_fname != NULL && info->dli_fname[0] != '\0'
                      ? info->dli_fname : "/proc/self/exe";
-  if (!map_object (path))
+  if (!map_object (names, path))
     return found;
-  found = search_file (mapped.map, mapped.size, (uintptr_t) info->dli_fbase,
-                       (uintptr_t) addr, code);
+  found = search_file (names->mapped.map, names->mapped.size,
+                       (uintptr_t) info->dli_fbase, (uintptr_t) addr, code);
   if (found.name != NULL)
     {
       snprintf (name_out, size, "%s", found.name);
@@ -153,21 +148,14 @@ object_name (const Dl_info *info)
   return slash != NULL ? slash + 1 : path;
 }
 
-static bool may_allocate = true;
-
-void
-xp_sym_allow_malloc (bool allowed)
-{
-  may_allocate = allowed;
-}
-
-/* NAME demangled into OUT when it is a C++ name and the program has
-   libstdc++'s demangler, which allocates; else NAME.  */
+/* NAME demangled into OUT when it is a C++ name, the program has
+   libstdc++'s demangler, and the session may allocate; else NAME.  */
 static const char *
-demangled (const char *name, char *out, size_t size)
+demangled (const struct xp_sym_names *names, const char *name, char *out,
+           size_t size)
 {
   typedef char *demangler (const char *, char *, size_t *, int *);
-  if (!may_allocate || strncmp (name, "_Z", 2) != 0)
+  if (!names->may_allocate || strncmp (name, "_Z", 2) != 0)
     return name;
   demangler *demangle = (demangler *) dlsym (RTLD_DEFAULT, "__cxa_demangle");
   int status = -1;
@@ -186,7 +174,8 @@ enum what { DATA, FUNCTION, SITE };
    a site where it is known; "object+0x4010" when no symbol covers
    ADDR.  */
 static void
-describe (const void *addr, enum what what, char *out, size_t size)
+describe (struct xp_sym_names *names, const void *addr, enum what what,
+          char *out, size_t size)
 {
   Dl_info info;
   if (addr == NULL || dladdr (addr, &info) == 0)
@@ -195,13 +184,13 @@ describe (const void *addr, enum what what, char *out, size_t size)
       return;
     }
   char name[160], plain[256], line[128], offset[32] = "";
-  struct symbol s = search_object (&info, addr, what != DATA, name,
+  struct symbol s = search_object (names, &info, addr, what != DATA, name,
                                    sizeof name);
   if (s.name == NULL && info.dli_sname != NULL)
     s = (struct symbol) { info.dli_sname,
                           (uintptr_t) addr - (uintptr_t) info.dli_saddr };
-  bool lined = what == SITE && may_allocate
-               && xp_sym_source_line_held (addr, line, sizeof line);
+  bool lined = what == SITE && xp_sym_source_line (names, addr, line,
+                                                    sizeof line);
   if (s.name == NULL)
     {
       int n = snprintf (out, size, "%s+%#lx", object_name (&info),
@@ -214,51 +203,46 @@ describe (const void *addr, enum what what, char *out, size_t size)
   if (s.offset != 0)
     snprintf (offset, sizeof offset, "+%#lx", (unsigned long) s.offset);
   snprintf (out, size, "%s%s (%s%s%s)",
-            demangled (s.name, plain, sizeof plain), offset,
+            demangled (names, s.name, plain, sizeof plain), offset,
             object_name (&info), lined ? ", " : "", lined ? line : "");
 }
 
-/* The last name given, while no object was loaded or unloaded: a report
-   names one site many times.  */
-static struct
-{
-  const void *addr;
-  enum what what;
-  unsigned long long generation;
-  char name[512];
-} last;
-
+/* The last name given stands while no object was loaded or
+   unloaded.  */
 static void
-describe_locked (const void *addr, enum what what, char *out, size_t size)
+describe_again (struct xp_sym_names *names, const void *addr,
+                enum what what, char *out, size_t size)
 {
-  xp_lock (&sym_lock);
+  struct xp_sym_last *last = &names->last;
   unsigned long long generation = xp_objects_generation ();
-  if (last.addr != addr || last.what != what || addr == NULL
-      || last.generation != generation)
+  if (last->addr != addr || last->what != (int) what || addr == NULL
+      || last->generation != generation)
     {
-      describe (addr, what, last.name, sizeof last.name);
-      last.addr = addr;
-      last.what = what;
-      last.generation = generation;
+      describe (names, addr, what, last->name, sizeof last->name);
+      last->addr = addr;
+      last->what = (int) what;
+      last->generation = generation;
     }
-  snprintf (out, size, "%s", last.name);
-  xp_unlock (&sym_lock);
+  snprintf (out, size, "%s", last->name);
 }
 
 void
-xp_sym_describe_code (const void *pc, char *out, size_t size)
+xp_sym_describe_code (struct xp_sym_names *names, const void *pc, char *out,
+                      size_t size)
 {
-  describe_locked (pc, FUNCTION, out, size);
+  describe_again (names, pc, FUNCTION, out, size);
 }
 
 void
-xp_sym_describe_site (const void *pc, char *out, size_t size)
+xp_sym_describe_site (struct xp_sym_names *names, const void *pc, char *out,
+                      size_t size)
 {
-  describe_locked (pc, SITE, out, size);
+  describe_again (names, pc, SITE, out, size);
 }
 
 void
-xp_sym_describe_data (const void *addr, char *out, size_t size)
+xp_sym_describe_data (struct xp_sym_names *names, const void *addr,
+                      char *out, size_t size)
 {
-  describe_locked (addr, DATA, out, size);
+  describe_again (names, addr, DATA, out, size);
 }

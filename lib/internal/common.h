@@ -26,6 +26,22 @@
 #include <xp-cpu.h>
 #include <xp-thread-pointer.h>
 
+/* Run INIT once for the process: the first caller runs it, the others
+   spin until it has run; for an INIT that is short and waits for
+   nothing.  *STATE starts at 0; 1: running, 2: done.  */
+static inline void
+xp_once_spinning (int *state, void (*init) (void))
+{
+  int expected = 0;
+  if (xp_cas (state, &expected, 1))
+    {
+      init ();
+      xp_store_release (state, 2);
+    }
+  while (xp_load_acquire (state) != 2)
+    xp_cpu_relax ();
+}
+
 /* Print "xpthread: <message>" on stderr and abort; for states the library
    cannot survive (a broken invariant, a thread that kept old privileges).  */
 void xp_fatal (const char *fmt, ...)

@@ -29,16 +29,19 @@
    - lockdep: its holder (lib/debug/lockdep.c) takes only objects of the
      table, but it is taken inside every pthread lock, and so inside
      malloc, while the holders of the locks above may wait for malloc;
-     so it comes after them.
+     so it comes after them.  It names nothing and writes nothing: its
+     reports are named and written after it is released.
    - prof: the contention profiler's tables (lib/debug/prof.c), taken on
      the slow paths of locks, and by its reporter only to copy them (it
      names and writes after); after lockdep, whose holder may be inside
      a profiled lock path.
-   - prof_report: one profiler report at a time (lib/debug/prof-control.c);
-     its holder takes prof, then sym, and calls malloc.
-   - sym: the naming of addresses in reports (lib/debug/sym.c), taken by
-     lockdep's reports inside lockdep and by the profiler's after prof;
-     its holder calls malloc, dladdr, libdw and the demangler.
+   - prof_report: the profiler's reports, in the order of their
+     snapshots (lib/debug/prof-control.c); its holder takes prof to copy
+     the tables, and writes with raw system calls.
+   - sym: libdw's session (lib/debug/sym-lines.c), taken by the threads
+     that name the sites of a report, holding none of the locks above;
+     its holder calls libdw and malloc.  Nobody waits for it longer than
+     a second, nor while holding it.
    - objects: the loaded objects (lib/debug/objects.c), taken inside
      lockdep's and the profiler's locks; its holder calls only
      dl_iterate_phdr, mmap and the unwinder.
@@ -49,6 +52,9 @@
      once prepare has it, it waits for nothing more.
    - default_attr, keys, named_sems, system, hosted_descriptors: leaves;
      their holders call only malloc, mmap, sigaction or getrlimit.
+   - report_write: one lockdep report written at a time
+     (lib/debug/lockdep-report.c),
+     a leaf; its holder blocks every signal and calls only write(2).
    Apart from those nestings of the lock debugging tools, no lock of
    the table is taken while another of them is held.
 
@@ -83,6 +89,7 @@
   X (named_sems) \
   X (system) \
   X (hosted_descriptors) \
+  X (report_write) \
   X (stack_cache) \
   X (lockdep) \
   X (prof_report) \

@@ -10,9 +10,10 @@
    No wake-up is lost: a sleeper only sleeps while the word is 2, and any
    unlock that follows a 2 being written issues a wake; FUTEX_WAIT rechecks
    the value atomically with going to sleep.
-   xp_lock_unless waits the same way, in slices of at most a millisecond,
-   and gives up (leaving the 2 it wrote, which costs the holder's unlock
-   at most a needless wake) once a word it is given is no longer 0.  */
+   xp_lock_unless and xp_lock_within wait the same way, in slices of at
+   most a millisecond, and give up (leaving the 2 they wrote, which costs
+   the holder's unlock at most a needless wake) once a word they are
+   given is no longer 0, or after a number of slices.  */
 #ifndef XP_INTERNAL_LOCK_H
 #define XP_INTERNAL_LOCK_H
 
@@ -25,6 +26,9 @@ void xp_lock_slow (xp_lock_t *lock) XP_HIDDEN;
 /* Take LOCK unless *STOP is nonzero while it is held; returns whether
    it took it.  */
 bool xp_lock_unless (xp_lock_t *lock, const int *stop) XP_HIDDEN;
+/* Take LOCK if it comes free within about MS milliseconds (at least 1);
+   returns whether it took it.  */
+bool xp_lock_within (xp_lock_t *lock, unsigned ms) XP_HIDDEN;
 
 static inline void
 xp_lock (xp_lock_t *lock)

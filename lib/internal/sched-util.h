@@ -30,6 +30,24 @@ xp_signal_is_reserved (int sig)
 
 /* glibc's sigdelset refuses the reserved signals, so their bits are
    cleared directly.  */
+/* Block every signal, the reserved ones too (glibc's sigfillset leaves
+   them out), keeping the mask that was in *SAVED; put it back.  */
+static inline void
+xp_signals_block_all (sigset_t *saved)
+{
+  sigset_t all;
+  memset (&all, 0xff, sizeof all);
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_BLOCK, &all, saved,
+               XP_KERNEL_SIGSET_BYTES);
+}
+
+static inline void
+xp_signals_restore (const sigset_t *saved)
+{
+  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL,
+               XP_KERNEL_SIGSET_BYTES);
+}
+
 static inline void
 xp_sigset_clear_bit (sigset_t *set, int sig)
 {
@@ -77,12 +95,9 @@ xp_thread_pin (struct xp_thread *t, struct xp_pin *pin)
       pin->thread = NULL;
       return xp_gettid ();
     }
-  /* Every signal, the reserved ones too (glibc's sigfillset leaves them
-     out): a cancellation unwinding out of here would keep the lock.  */
-  sigset_t all;
-  memset (&all, 0xff, sizeof all);
-  xp_syscall4 (SYS_rt_sigprocmask, SIG_BLOCK, &all, &pin->saved_mask,
-               XP_KERNEL_SIGSET_BYTES);
+  /* Every signal: a cancellation unwinding out of here would keep the
+     lock.  */
+  xp_signals_block_all (&pin->saved_mask);
   xp_lock (&t->exit_lock);
   int tid = xp_thread_tid (t);
   if (!xp_thread_exited (t) && tid > 0)
@@ -91,8 +106,7 @@ xp_thread_pin (struct xp_thread *t, struct xp_pin *pin)
       return tid;
     }
   xp_unlock (&t->exit_lock);
-  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, &pin->saved_mask, NULL,
-               XP_KERNEL_SIGSET_BYTES);
+  xp_signals_restore (&pin->saved_mask);
   return 0;
 }
 
@@ -117,8 +131,7 @@ xp_thread_unpin (struct xp_pin *pin)
   if (pin->thread == NULL)
     return;
   xp_unlock (&pin->thread->exit_lock);
-  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, &pin->saved_mask, NULL,
-               XP_KERNEL_SIGSET_BYTES);
+  xp_signals_restore (&pin->saved_mask);
 }
 
 #endif

@@ -20,7 +20,7 @@
 #define _GNU_SOURCE
 #include "compat.h"
 #include "lock-hooks.h"
-#include "thread.h"
+#include "sched-util.h"
 #include "glibc-threads.h"
 #include <sched.h>
 #include <signal.h>
@@ -74,14 +74,7 @@ void
 xp_adopt_init (void)
 {
   static int state;
-  int expected = 0;
-  if (xp_cas (&state, &expected, 1))
-    {
-      create_release_key ();
-      xp_store_release (&state, 2);
-    }
-  while (xp_load_acquire (&state) != 2)
-    xp_cpu_relax ();
+  xp_once_spinning (&state, create_release_key);
 }
 
 bool
@@ -130,11 +123,10 @@ xp_try_adopt_current (void)
   int tid = xp_gettid ();
   bool main = tid == xp_getpid ();
   xp_adopt_init ();
-  sigset_t all, saved;
-  memset (&all, 0xff, sizeof all);
-  xp_syscall4 (SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
+  sigset_t saved;
+  xp_signals_block_all (&saved);
   struct xp_thread *t = xp_self_ptr != NULL ? xp_self_ptr : adopt (tid, main);
-  xp_syscall4 (SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+  xp_signals_restore (&saved);
   return t;
 }
 
