@@ -243,7 +243,7 @@ xp_cond_protocol_wait (const struct xp_cond_protocol *p,
   int outcome = p->await_signal (p, &v, wseq, clock, abstime);
   /* Before re-locking, so that destroy may run under the mutex.  */
   leave (&v);
-  int relock = xp_mutex_relock_after_wait (m, NULL);
+  int relock = xp_mutex_relock_after_wait (m, NULL, false);
   if (outcome == XP_COND_WAIT_CANCELLED)
     xp_cancel_act ();
   return relock != 0 ? relock : outcome;

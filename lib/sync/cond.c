@@ -71,7 +71,14 @@ struct xp_cond_waiter
   int *leave_ack;
   int state;
   int go;
+  int waker_cpu;            /* where its go came from (xp_spin_cpu_here) */
 };
+
+/* Where the calling thread's last go came from (xp_spin_cpu_here).  A
+   waiter now running on that CPU expects its go from there again: a
+   spin would only keep the signaller off the CPU, so it sleeps at once
+   (xp_spin_peer_here).  */
+static __thread int last_waker_cpu __attribute__ ((tls_model ("initial-exec")));
 
 static inline xp_lock_t *
 list_lock (struct xp_cond *c)
@@ -104,9 +111,12 @@ unlink_waiter (struct xp_cond *c, struct xp_cond_waiter *w)
     c->newest = w->older;
 }
 
+/* The node is the waiter's, on its stack: nothing is written to it after
+   the go.  */
 static void
 wake (struct xp_cond_waiter *w)
 {
+  w->waker_cpu = xp_spin_cpu_here ();
   if (xp_exchange_release (&w->go, GO_PROCEED) == GO_ASLEEP)
     xp_futex_wake (&w->go, 1, true);
 }
@@ -151,7 +161,19 @@ signalled (void *waiter)
 static bool
 spin_for_go (struct xp_cond_waiter *w)
 {
+  if (xp_spin_peer_here (last_waker_cpu))
+    return false;
   return xp_spin_until (&xp_cond_spin_state, signalled, w, false);
+}
+
+/* Whether the waiter's go came from the CPU it runs on now (so that its
+   signaller, which may hold the mutex, cannot run while it spins); the
+   thread remembers where its go came from.  */
+static bool
+signalled_from_here (const struct xp_cond_waiter *w)
+{
+  last_waker_cpu = w->waker_cpu;
+  return xp_spin_peer_here (w->waker_cpu);
 }
 
 static bool
@@ -246,7 +268,8 @@ wait_private (struct xp_cond *c, pthread_mutex_t *m, clockid_t clock,
   err = sleep_until_signalled (c, &w, clock, abstime);
   xp_prof_wait_end (&asleep, true);
   xp_hook_receive (c);
-  int relock = xp_mutex_relock_after_wait (m, site);
+  int relock = xp_mutex_relock_after_wait (m, site,
+                                           signalled_from_here (&w));
   if (w.next_in_batch != NULL)
     wake (w.next_in_batch);
   if (err < 0)

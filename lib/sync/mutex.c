@@ -218,17 +218,21 @@ watch (pthread_mutex_t *m, int kind)
 }
 
 /* Spin for the word, swapping in LOCKED, at most BOUND rounds (0: the
-   lock's estimate), then sleep for it.  WAIT: the profiler's, told how
-   the spin went, or NULL.  */
+   lock's estimate; NO_SPIN: none), then sleep for it.  WAIT: the
+   profiler's, told how the spin went, or NULL.  */
+#define NO_SPIN (-1)
+
 static int
 spin_then_sleep (pthread_mutex_t *m, int kind, int locked, int bound,
                  clockid_t clock, const struct timespec *abstime,
                  struct xp_prof_wait *wait)
 {
-  unsigned rounds;
-  bool taken = xp_spin_for_word (&m->__data.__lock, locked,
-                                 xp_mutex_spin_state (m), turn_hold (m, kind),
-                                 &m->__data.__owner, bound, &rounds);
+  unsigned rounds = 0;
+  bool taken = bound != NO_SPIN
+               && xp_spin_for_word (&m->__data.__lock, locked,
+                                    xp_mutex_spin_state (m),
+                                    turn_hold (m, kind), &m->__data.__owner,
+                                    bound, &rounds);
   if (wait != NULL)
     xp_prof_spin_ended (wait, rounds, !taken);
   return taken ? 0 : sleep_for_word (m, kind, clock, abstime, wait);
@@ -758,12 +762,13 @@ XP_EXPORT (pthread_mutex_unlock)
 /* The relock's wait, told to the profiler as the mutex's contention
    at the condition wait's SITE.  */
 static int
-relock_word (pthread_mutex_t *m, int kind, const void *site)
+relock_word (pthread_mutex_t *m, int kind, const void *site,
+             bool signaller_here)
 {
   /* The mutex is usually held by the signaller, about to release it
      (often in a wait of its own): spin the longest spin the policy
      allows, whatever the lock's estimate says, and leave the estimate to
-     its lockers.  */
+     its lockers; but not on the signaller's own CPU.  */
   /* glibc's relock is its pthread_mutex_lock, probes included; here, as
      for a lock, they show only a relock that finds the mutex taken.  */
   bool taken = (XP_PROBES_ON || xp_prof_active ())
@@ -776,7 +781,9 @@ relock_word (pthread_mutex_t *m, int kind, const void *site)
       if (xp_prof_active ())
         watch (m, kind);
     }
-  int err = spin_then_sleep (m, kind, 2, xp_spin_config.max_spins,
+  int err = spin_then_sleep (m, kind, 2,
+                             signaller_here ? NO_SPIN
+                                            : xp_spin_config.max_spins,
                              CLOCK_REALTIME, NULL, taken ? &wait : NULL);
   if (taken)
     {
@@ -792,7 +799,8 @@ relock_word (pthread_mutex_t *m, int kind, const void *site)
 }
 
 int
-xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site)
+xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site,
+                            bool signaller_here)
 {
   int kind = xp_mutex_kind (m);
   if (kind >= 0)
@@ -800,7 +808,7 @@ xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site)
   if (!xp_mutex_word_protocol (kind))
     return after_lock (m, kind, lock_any (m, kind, CLOCK_REALTIME, NULL,
                                           site), NULL);
-  int err = relock_word (m, kind, site);
+  int err = relock_word (m, kind, site, signaller_here);
   if (err != 0)
     return err;
   if ((kind & XP_MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE_NP)

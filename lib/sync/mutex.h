@@ -75,14 +75,16 @@ xp_mutex_after_spins (pthread_mutex_t *m)
 }
 
 /* Lock after a condition wait: spin for it first (its holder is usually
-   the signaller, about to release it); other waiters may be asleep on the
-   word, so take it in the "waiters" state and let the unlock wake them.  The
+   the signaller, about to release it), unless SIGNALLER_HERE: the
+   signaller ran on the caller's CPU, and cannot release the mutex while
+   the caller spins there.  Other waiters may be asleep on the word, so
+   take it in the "waiters" state and let the unlock wake them.  The
    robust, PI and PP kinds relock as their lock does, whose protocols
    keep waiters announced anyway; a robust relock may so answer
    EOWNERDEAD (mutex held) or ENOTRECOVERABLE (not held).  SITE: the
    condition wait's, for the profiler.  */
-int xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site)
-  XP_HIDDEN;
+int xp_mutex_relock_after_wait (pthread_mutex_t *m, const void *site,
+                                bool signaller_here) XP_HIDDEN;
 
 
 /* Robust mutexes without priority inheritance (mutex-robust.c).  Lock

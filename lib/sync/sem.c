@@ -6,6 +6,9 @@
    and the number of waiters that may be blocked (high half):
    post   CAS value -> value + 1 (EOVERFLOW at SEM_VALUE_MAX); if the word
           it replaced counted waiters, wake one sleeper on the value.
+          Before the CAS, a post that finds waiters counted or spinning
+          notes its CPU in the pad word, for the spin policy; glibc
+          leaves that word alone.
    wait   CAS value -> value - 1 while the value is positive.  Otherwise
           spin read-only a bounded while (spin-policy.h) for a post, then
           register: add one waiter; loop { if the value is 0 sleep on the
@@ -34,6 +37,7 @@
 #include "spin-policy.h"
 #include "sync-layout.h"
 #include <errno.h>
+#include <limits.h>
 
 #define ONE_WAITER ((uint64_t) 1 << XP_SEM_NWAITERS_SHIFT)
 
@@ -110,10 +114,27 @@ spin_state (struct xp_sem *s)
   return (unsigned short *) &s->pad;
 }
 
-/* Spin read-only for a token within the spin policy's bound.  */
+/* Where the last post that found a waiter (spinning or asleep) came
+   from (xp_spin_cpu_here), in the pad word's other half.  */
+static inline unsigned short *
+poster_cpu (struct xp_sem *s)
+{
+  return (unsigned short *) &s->pad + 1;
+}
+
+static bool
+has_spinner (struct xp_sem *s)
+{
+  return (xp_load_relaxed (spin_state (s)) >> XP_SPIN_SPINNERS_SHIFT) != 0;
+}
+
+/* Spin read-only for a token within the spin policy's bound, unless the
+   posts come from the CPU the waiter runs on (xp_spin_peer_here).  */
 static bool
 spin_for_token (struct xp_sem *s)
 {
+  if (xp_spin_peer_here (xp_load_relaxed (poster_cpu (s))))
+    return false;
   return xp_spin_until (spin_state (s), token_taken, s, false);
 }
 
@@ -216,6 +237,11 @@ sem_post (sem_t *sem)
   /* Read before the CAS: the semaphore may be gone once it succeeds.  */
   bool private_ = is_private (s);
   uint64_t d = xp_load_relaxed (&s->data.whole);
+  if ((d >> XP_SEM_NWAITERS_SHIFT) != 0 || has_spinner (s))
+    {
+      int here = xp_spin_cpu_here ();
+      xp_store_relaxed (poster_cpu (s), here <= USHRT_MAX ? here : 0);
+    }
   do
     if ((d & XP_SEM_VALUE_MASK) == SEM_VALUE_MAX)
       {

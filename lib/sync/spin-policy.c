@@ -16,6 +16,14 @@
      cannot come free before the owner is back on a CPU, and with more
      threads than CPUs the waiter would hold the very CPU that the owner
      waits for;
+   - the thread it waits for was not last seen on the waiter's own CPU.
+     A condition waiter remembers the CPU its last go came from, and a
+     semaphore the CPU of the last post that found a waiter (the CPU is
+     the hint of the rseq area, a load); a waiter now on that CPU, or a
+     thread relocking the mutex after a go from its own CPU, sleeps at
+     once: the signaller or poster cannot run while it spins there, as
+     when both threads are pinned to one CPU or placed on one by the
+     scheduler;
    - no other thread spins on the same lock (XPTHREAD_SPINNERS per lock):
      the others sleep (after starting late, below).  Every look at a
      held lock's word pulls its cache line away from the owner, whose

@@ -75,6 +75,25 @@ xp_spin_allowed (void)
   return self == NULL || !self->realtime;
 }
 
+/* Whether the calling thread runs on the CPU numbered PEER_CPU - 1 (0:
+   none known), where the thread it waits for was last seen.  Then that
+   thread cannot run while this one spins, unless the kernel moves one of
+   them: a spin only takes the CPU from it (both pinned to one CPU, or
+   placed on one by the scheduler).  The CPU is the rseq area's hint.  */
+static inline bool
+xp_spin_peer_here (int peer_cpu)
+{
+  int cpu = xp_compat_current_cpu ();
+  return cpu >= 0 && cpu + 1 == peer_cpu;
+}
+
+/* A CPU as xp_spin_peer_here takes it, from the calling thread's.  */
+static inline int
+xp_spin_cpu_here (void)
+{
+  return xp_compat_current_cpu () + 1;
+}
+
 /* Whether a lock whose spin state reads STATE is worth a spin now.  */
 static inline bool
 xp_spin_pays (unsigned state)
