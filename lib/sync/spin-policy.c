@@ -4,9 +4,11 @@
 
    A waiter spins only when spinning can pay for itself:
    - there is more than one CPU the process may run on (the affinity mask
-     at start-up counts, so taskset -c 0 means no spinning), and it does
-     not run under valgrind, whose threads run one at a time: there a
-     spinner only keeps the owner from running;
+     at start-up counts, so taskset -c 0 means no spinning), its cgroup's
+     CPU quota at start-up allows more than one CPU's time (a spinner
+     spends time that the owner then lacks when the quota runs out), and
+     it does not run under valgrind, whose threads run one at a time:
+     there a spinner only keeps the owner from running;
    - the waiter does not run SCHED_FIFO or SCHED_RR, where a spinning
      waiter can keep the owner off the CPU they share;
    - the owner is not away: a mutex records its owner's tid, and a thread
@@ -93,6 +95,7 @@
    the CPU: the defaults are measured at start-up (a few microseconds) and
    scaled to last as long as where they were tuned.  */
 #include "spin-policy.h"
+#include "cpu-quota.h"
 #include "env.h"
 #include "lock-hooks.h"
 #include <limits.h>
@@ -142,8 +145,9 @@ power_of_two_at_most (int n)
 }
 
 /* The CPUs the process may run on: a process confined to fewer CPUs
-   (taskset, cgroup cpusets) spins as if it had only those, and one
-   under valgrind, which runs its threads one at a time, as on one.  */
+   (taskset, cgroup cpusets) or to less time (a cgroup's CPU quota)
+   spins as if it had only those, and one under valgrind, which runs its
+   threads one at a time, as on one.  */
 static long
 usable_cpus (void)
 {
@@ -154,7 +158,8 @@ usable_cpus (void)
   if (sched_getaffinity (0, sizeof allowed, &allowed) == 0
       && CPU_COUNT (&allowed) < cpus)
     cpus = CPU_COUNT (&allowed);
-  return cpus;
+  long quota = xp_cpu_quota_cpus ();
+  return quota > 0 && quota < cpus ? quota : cpus;
 }
 
 /* The default gap, scaled, must not halve for a calibration a little
