@@ -16,6 +16,7 @@
 
    Output (see bench/bench.h):
        workload_seconds SECONDS s lower
+       workload_cpu_seconds SECONDS s lower   (all threads, user and system)
        # check checksum 0x...    # check words N    # check distinct N
        # ...                     (top words, throughput)
 
@@ -513,14 +514,14 @@ main (int argc, char **argv)
         bench_fail ("pthread_create", err);
     }
   pthread_barrier_wait (&start);
-  double t0 = bench_now ();
+  double t0 = bench_now (), cpu0 = bench_cpu_seconds ();
   for (long i = 0; i < nthreads; i++)
     {
       err = pthread_join (tid[i], NULL);
       if (err != 0)
         bench_fail ("pthread_join", err);
     }
-  double secs = bench_now () - t0;
+  double secs = bench_now () - t0, cpu = bench_cpu_seconds () - cpu0;
 
   /* Order-independent checksum of the final table.  */
   uint64_t sum = 0;
@@ -542,6 +543,7 @@ main (int argc, char **argv)
     }
 
   bench_metric ("workload_seconds", secs, "s", 0);
+  bench_metric ("workload_cpu_seconds", cpu, "s", 0);
   printf ("# check checksum 0x%016llx\n", (unsigned long long) sum);
   printf ("# check words %ld\n", words);
   printf ("# check distinct %ld\n", distinct);
