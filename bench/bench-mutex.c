@@ -55,19 +55,35 @@
    outside the lock, so the rates of a -w run are not those of a run
    without it.
 
-   -c T:NS runs only that cell (repeatable); -u PAIRS runs only PAIRS
+   -w also gives p999_wait_T<t>_cs<ns>, the 99.9th percentile of every
+   wait of every thread together (median of the rounds), in milliseconds,
+   from a histogram with 16 steps per doubling (the bucket's upper edge,
+   at most 6% high).
+
+   -c T:NS runs only that cell (repeatable); -c T:NS:WORK makes the work
+   between two acquisitions of each thread about WORK ns instead of the
+   short pause, and its metrics end in _w<WORK>; a final 'r' (T:NS:WORKr)
+   draws the length of every critical section and every pause uniformly
+   from 0 to twice the figure, and the names end in 'r'.
+
+   Built with -DBENCH_ABSL and bench/absl-mutex.cc (bench/mutex-cells
+   does so), the cells lock Abseil's absl::Mutex instead, on glibc's
+   threads; -k and -L are then refused.
+
+   -u PAIRS runs only PAIRS
    uncontended pairs and prints nothing else, for counting instructions
    (bench/count-mutex runs it under callgrind); -t then keeps a second,
    idle thread alive meanwhile, so that the count is that of a
    multi-threaded process.
 
    usage: bench-mutex [-k default|adaptive|errorcheck|recursive]
-                      [-s SECONDS] [-R ROUNDS] [-w] [-c T:NS]...
+                      [-s SECONDS] [-R ROUNDS] [-w] [-c T:NS[:WORK[r]]]...
                       [-u PAIRS [-t]] [-L [-N OPS]]  */
 #include "bench.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #define LINE 64
 
@@ -78,6 +94,26 @@ static struct
   _Alignas (LINE) unsigned long protected_count;
   _Alignas (LINE) char end;
 } shared;
+
+/* The lock the contended cells and the uncontended pair take.  */
+#ifdef BENCH_ABSL
+void bench_absl_reset (void);
+void bench_absl_lock (void);
+void bench_absl_unlock (void);
+# define cell_lock_reset() bench_absl_reset ()
+# define cell_lock() bench_absl_lock ()
+# define cell_unlock() bench_absl_unlock ()
+# define BENCH_LOCK_IS_PTHREAD 0
+#else
+# define BENCH_LOCK_IS_PTHREAD 1
+# define cell_lock_reset() \
+  (pthread_mutex_destroy (&shared.lock), \
+   pthread_mutex_init (&shared.lock, &lock_attr))
+# define cell_lock() pthread_mutex_lock (&shared.lock)
+# define cell_unlock() pthread_mutex_unlock (&shared.lock)
+#endif
+
+static pthread_mutexattr_t lock_attr;
 
 /* Metric name prefix: "" for the default mutex, "KIND_" for -k.  */
 static const char *prefix = "";
@@ -119,8 +155,8 @@ bench_uncontended_loop (long pairs)
 {
   for (long i = 0; i < pairs; i++)
     {
-      pthread_mutex_lock (&shared.lock);
-      pthread_mutex_unlock (&shared.lock);
+      cell_lock ();
+      cell_unlock ();
     }
 }
 
@@ -152,76 +188,169 @@ uncontended_pair_ns (void)
   return median (ns, 5);
 }
 
+/* Waits, in a histogram of 16 buckets per doubling of nanoseconds: a
+   thread counts every wait without allocating or sharing a line.  */
+#define WAIT_STEPS 16
+#define WAIT_BUCKETS (WAIT_STEPS + 40 * WAIT_STEPS)
+
+static unsigned
+wait_bucket (uint64_t ns)
+{
+  if (ns < WAIT_STEPS)
+    return (unsigned) ns;
+  int exp = 63 - __builtin_clzll (ns);
+  unsigned step = (unsigned) (ns >> (exp - 4)) & (WAIT_STEPS - 1);
+  unsigned b = WAIT_STEPS + (exp - 4) * WAIT_STEPS + step;
+  return b < WAIT_BUCKETS ? b : WAIT_BUCKETS - 1;
+}
+
+/* The longest wait bucket B holds, in nanoseconds.  */
+static double
+wait_bucket_top (unsigned b)
+{
+  if (b < WAIT_STEPS)
+    return b;
+  unsigned exp = (b - WAIT_STEPS) / WAIT_STEPS + 4;
+  unsigned step = (b - WAIT_STEPS) % WAIT_STEPS;
+  return (double) ((uint64_t) (WAIT_STEPS + step + 1) << (exp - 4)) - 1;
+}
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* The lengths of a thread's critical sections and pauses, in loop
+   iterations: fixed, or drawn uniformly from 0 to twice the mean.  */
+struct lengths
+{
+  long cs_iters, work_iters;
+  bool random;
+  uint64_t rng;
+};
+
+static long
+draw (struct lengths *l, long mean)
+{
+  if (!l->random || mean == 0)
+    return mean;
+  l->rng ^= l->rng << 13;
+  l->rng ^= l->rng >> 7;
+  l->rng ^= l->rng << 17;
+  return (long) (((l->rng >> 32) * (uint64_t) (2 * mean + 1)) >> 32);
+}
+
 struct contender
 {
   pthread_t thread;
-  long cs_iters;
+  struct lengths len;
   long count;
-  double longest_wait;          /* seconds, with -w */
+  uint64_t longest_wait_ns;     /* with -w */
+  unsigned long *waits;         /* WAIT_BUCKETS counts, with -w */
 };
 
 static atomic_int go, stop;
+
+static void
+count_wait (struct contender *c, uint64_t ns)
+{
+  if (ns > c->longest_wait_ns)
+    c->longest_wait_ns = ns;
+  c->waits[wait_bucket (ns)]++;
+}
 
 static void *
 contend (void *arg)
 {
   struct contender *c = arg;
   long count = 0;
-  double longest = 0;
   while (!atomic_load_explicit (&go, memory_order_acquire))
     ;
   while (!atomic_load_explicit (&stop, memory_order_relaxed))
     {
-      double asked = timing_waits ? bench_now () : 0;
-      pthread_mutex_lock (&shared.lock);
+      uint64_t asked = timing_waits ? now_ns () : 0;
+      cell_lock ();
       if (timing_waits)
-        {
-          double waited = bench_now () - asked;
-          if (waited > longest)
-            longest = waited;
-        }
+        count_wait (c, now_ns () - asked);
       shared.protected_count++;
-      work (c->cs_iters);
-      pthread_mutex_unlock (&shared.lock);
+      work (draw (&c->len, c->len.cs_iters));
+      cell_unlock ();
       count++;
       /* Some work outside, or one thread would re-take the lock at once
          and the benchmark would measure nothing but that.  */
-      work (20);
+      work (draw (&c->len, c->len.work_iters));
     }
   c->count = count;
-  c->longest_wait = longest;
   return NULL;
 }
 
 #define MAX_CELLS 32
 #define MAX_ROUNDS 100
+#define MAX_THREADS 64
 
+/* WORK_NS 0: the short pause of the first cells (20 iterations), whose
+   metric names have no _w part.  */
 struct cell
 {
-  int threads, cs_ns;
+  int threads, cs_ns, work_ns;
+  bool random;
   double rate[MAX_ROUNDS], fairness[MAX_ROUNDS], cpu_ns[MAX_ROUNDS];
   double longest_wait_ms[MAX_ROUNDS], thread_longest_wait_ms[MAX_ROUNDS];
+  double p999_wait_ms[MAX_ROUNDS];
 };
 
-static pthread_mutexattr_t lock_attr;
+static unsigned long wait_counts[MAX_THREADS][WAIT_BUCKETS];
+
+/* The 99.9th percentile of the waits of THREADS threads, in ms.  */
+static double
+p999_wait_ms (int threads)
+{
+  unsigned long total = 0, seen = 0;
+  for (int i = 0; i < threads; i++)
+    for (unsigned b = 0; b < WAIT_BUCKETS; b++)
+      total += wait_counts[i][b];
+  for (unsigned b = 0; b < WAIT_BUCKETS; b++)
+    {
+      for (int i = 0; i < threads; i++)
+        seen += wait_counts[i][b];
+      if (total > 0 && seen * 1000 >= total * 999)
+        return wait_bucket_top (b) * 1e-6;
+    }
+  return 0;
+}
+
+static void
+start_contenders (struct cell *cell, struct contender *c)
+{
+  for (int i = 0; i < cell->threads; i++)
+    {
+      c[i].len.cs_iters = (long) (cell->cs_ns * iters_per_ns);
+      c[i].len.work_iters = cell->work_ns > 0
+                            ? (long) (cell->work_ns * iters_per_ns) : 20;
+      c[i].len.random = cell->random;
+      c[i].len.rng = 0x9e3779b97f4a7c15ull * (uint64_t) (i + 1);
+      c[i].longest_wait_ns = 0;
+      c[i].waits = wait_counts[i];
+      memset (wait_counts[i], 0, sizeof wait_counts[i]);
+      int err = pthread_create (&c[i].thread, NULL, contend, &c[i]);
+      if (err != 0)
+        bench_fail ("pthread_create", err);
+    }
+}
 
 static void
 run_cell (struct cell *cell, int round)
 {
   int threads = cell->threads;
-  pthread_mutex_destroy (&shared.lock);
-  pthread_mutex_init (&shared.lock, &lock_attr);
+  cell_lock_reset ();
   struct contender c[threads];
   atomic_store (&go, 0);
   atomic_store (&stop, 0);
   shared.protected_count = 0;
-  for (int i = 0; i < threads; i++)
-    {
-      c[i].cs_iters = (long) (cell->cs_ns * iters_per_ns);
-      int err = pthread_create (&c[i].thread, NULL, contend, &c[i]);
-      if (err != 0)
-        bench_fail ("pthread_create", err);
-    }
+  start_contenders (cell, c);
   double cpu0 = bench_cpu_seconds ();
   double t0 = bench_now ();
   atomic_store_explicit (&go, 1, memory_order_release);
@@ -234,7 +363,7 @@ run_cell (struct cell *cell, int round)
   for (int i = 0; i < threads; i++)
     {
       pthread_join (c[i].thread, NULL);
-      waits_ms[i] = c[i].longest_wait * 1e3;
+      waits_ms[i] = c[i].longest_wait_ns * 1e-6;
       total += c[i].count;
       if (least < 0 || c[i].count < least)
         least = c[i].count;
@@ -252,17 +381,30 @@ run_cell (struct cell *cell, int round)
   cell->cpu_ns[round] = total > 0 ? (bench_cpu_seconds () - cpu0) * 1e9
                                     / total : 0;
   cell->fairness[round] = most > 0 ? (double) least / most : 0;
-  cell->thread_longest_wait_ms[round] = median (waits_ms, threads);
+  cell->p999_wait_ms[round] = p999_wait_ms (threads);
   cell->longest_wait_ms[round] = waits_ms[0];
   for (int i = 1; i < threads; i++)
     if (waits_ms[i] > cell->longest_wait_ms[round])
       cell->longest_wait_ms[round] = waits_ms[i];
+  cell->thread_longest_wait_ms[round] = median (waits_ms, threads);
+}
+
+/* Prints the median over the rounds of V as METRIC_T<t>_cs<ns>[_w<w>][r].  */
+static void
+cell_metric (const struct cell *cell, const char *metric, double *v,
+             const char *unit, int higher)
+{
+  char name[96], work[16] = "";
+  if (cell->work_ns > 0)
+    snprintf (work, sizeof work, "_w%d", cell->work_ns);
+  snprintf (name, sizeof name, "%s%s_T%d_cs%d%s%s", prefix, metric,
+            cell->threads, cell->cs_ns, work, cell->random ? "r" : "");
+  bench_metric (name, median (v, rounds), unit, higher);
 }
 
 static void
 report_cell (struct cell *cell)
 {
-  char name[64];
   double lo = cell->rate[0], hi = cell->rate[0];
   for (int r = 1; r < rounds; r++)
     {
@@ -272,27 +414,19 @@ report_cell (struct cell *cell)
         hi = cell->rate[r];
     }
   double rate = median (cell->rate, rounds);
-  printf ("# T%d cs%d: %d rounds of %g s, ops/s median %.4g, spread "
-          "(max-min)/2/median %.0f%%\n", cell->threads, cell->cs_ns,
-          rounds, seconds_per_cell, rate,
-          rate > 0 ? 50 * (hi - lo) / rate : 0);
-  snprintf (name, sizeof name, "%scontended_T%d_cs%d", prefix,
-            cell->threads, cell->cs_ns);
-  bench_metric (name, rate, "ops/s", 1);
-  snprintf (name, sizeof name, "%sfairness_T%d_cs%d", prefix,
-            cell->threads, cell->cs_ns);
-  bench_metric (name, median (cell->fairness, rounds), "min/max", 1);
-  snprintf (name, sizeof name, "%scpu_T%d_cs%d", prefix, cell->threads,
-            cell->cs_ns);
-  bench_metric (name, median (cell->cpu_ns, rounds), "ns", 0);
+  printf ("# T%d cs%d work%d%s: %d rounds of %g s, ops/s median %.4g, "
+          "spread (max-min)/2/median %.0f%%\n", cell->threads, cell->cs_ns,
+          cell->work_ns, cell->random ? " random" : "", rounds,
+          seconds_per_cell, rate, rate > 0 ? 50 * (hi - lo) / rate : 0);
+  cell_metric (cell, "contended", cell->rate, "ops/s", 1);
+  cell_metric (cell, "fairness", cell->fairness, "min/max", 1);
+  cell_metric (cell, "cpu", cell->cpu_ns, "ns", 0);
   if (!timing_waits)
     return;
-  snprintf (name, sizeof name, "%slongest_wait_T%d_cs%d", prefix,
-            cell->threads, cell->cs_ns);
-  bench_metric (name, median (cell->longest_wait_ms, rounds), "ms", 0);
-  snprintf (name, sizeof name, "%sthread_longest_wait_T%d_cs%d", prefix,
-            cell->threads, cell->cs_ns);
-  bench_metric (name, median (cell->thread_longest_wait_ms, rounds), "ms", 0);
+  cell_metric (cell, "longest_wait", cell->longest_wait_ms, "ms", 0);
+  cell_metric (cell, "thread_longest_wait", cell->thread_longest_wait_ms,
+               "ms", 0);
+  cell_metric (cell, "p999_wait", cell->p999_wait_ms, "ms", 0);
 }
 
 static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -473,11 +607,25 @@ idle_thread (void *arg)
   return arg;
 }
 
+/* T:NS, T:NS:WORK or T:NS:WORKr.  */
+static bool
+parse_cell (const char *spec, struct cell *cell)
+{
+  char random[2] = "";
+  int n = sscanf (spec, "%d:%d:%d%1[r]", &cell->threads, &cell->cs_ns,
+                  &cell->work_ns, random);
+  if (n == 2)
+    cell->work_ns = 0;
+  cell->random = n == 4;
+  return n >= 2 && cell->threads >= 1 && cell->threads <= MAX_THREADS
+         && cell->cs_ns >= 0 && (n == 2 || cell->work_ns > 0);
+}
+
 static __attribute__ ((noreturn)) void
 usage (const char *prog)
 {
   fprintf (stderr, "usage: %s [-k default|adaptive|errorcheck|recursive] "
-           "[-s SECONDS] [-R ROUNDS] [-w] [-c THREADS:NS]... "
+           "[-s SECONDS] [-R ROUNDS] [-w] [-c THREADS:NS[:WORK[r]]]... "
            "[-u PAIRS [-t]] [-L [-N OPS]]\n",
            prog);
   exit (2);
@@ -534,12 +682,8 @@ main (int argc, char **argv)
       timing_waits = true;
     else if (opt == 'c')
       {
-        int t, ns;
-        if (ncells == MAX_CELLS || sscanf (optarg, "%d:%d", &t, &ns) != 2
-            || t < 1 || t > 64 || ns < 0)
+        if (ncells == MAX_CELLS || !parse_cell (optarg, &cells[ncells++]))
           usage (argv[0]);
-        cells[ncells].threads = t;
-        cells[ncells++].cs_ns = ns;
       }
     else if (opt == 'u')
       count_pairs = bench_count (argv[0], optarg);
@@ -551,7 +695,13 @@ main (int argc, char **argv)
       ops = bench_count (argv[0], optarg);
     else
       usage (argv[0]);
-  pthread_mutex_init (&shared.lock, &lock_attr);
+  if (!BENCH_LOCK_IS_PTHREAD && (*prefix != '\0' || lockdep))
+    {
+      fprintf (stderr, "%s: -k and -L need the C library's mutex\n",
+               argv[0]);
+      return 2;
+    }
+  cell_lock_reset ();
   if (count_pairs > 0)
     {
       pthread_t t;
@@ -588,7 +738,7 @@ main (int argc, char **argv)
       run_cell (&cells[i], r);
   for (int i = 0; i < ncells; i++)
     report_cell (&cells[i]);
-  if (all)
+  if (all && BENCH_LOCK_IS_PTHREAD)
     {
       snprintf (name, sizeof name, "%scond_pingpong_rate", prefix);
       bench_metric (name, cond_pingpong_rate (100000), "round-trips/s", 1);

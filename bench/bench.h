@@ -58,11 +58,14 @@ bench_metric (const char *name, double value, const char *unit, int higher)
    builds the synchronisation benchmarks statically with musl-gcc, as a
    third reference; musl defines no macro of its own, and nothing can be
    preloaded into a static binary), the program runs on that library's
-   threads.  */
+   threads.  Built with Abseil's mutex in place of the C library's
+   (BENCH_ABSL), it says so.  */
 static inline void
 bench_print_impl (void)
 {
-#ifdef __GLIBC__
+#if defined BENCH_ABSL
+  printf ("# impl absl\n");
+#elif defined __GLIBC__
   const char *(*mode) (void);
   *(void **) &mode = dlsym (RTLD_DEFAULT, "xpthread_mode_np");
   if (mode != NULL)
