@@ -10,7 +10,8 @@
    plus, in a private mutex only, two bits beside 1 or 2 (spin-policy.h):
      4  TURN_ASKED: a spinner has waited long and asks for the lock at
         the next unlock
-     8  TURN_TIMED: the holder took the lock by a turn and times its hold
+     8  TURN_TIMED: the holder took the lock by a turn, or by a spin
+        (one such acquisition in four, drawn), and times its hold
    lock:    CAS 0 -> 1.  Failing that, spin if the spin policy allows
             (spin-policy.c: how late a spin starts, how many spin, and for
             how long) trying CAS
@@ -120,12 +121,7 @@ time_turn (short *hold)
   struct xp_thread *self = xp_self_ptr;
   if (self == NULL)
     return;
-  long units = (xp_turn_now_ns () - self->turn_taken_ns)
-               / XP_TURN_HOLD_UNIT_NS;
-  if (units < 0 || units > SHRT_MAX)
-    units = SHRT_MAX;
-  int h = xp_load_relaxed (hold);
-  xp_store_relaxed (hold, (short) (h + (((int) units - h) >> 2)));
+  xp_hold_learn (hold, xp_turn_now_ns () - self->turn_taken_ns);
 }
 
 /* Returns 0, pthread_mutex_unlock's answer, so that it can be a tail

@@ -57,7 +57,11 @@
      and data stay; and a waiter that neither looks nor sleeps costs the
      owner nothing, where a sleeper makes each of its unlocks a wake.  A
      thread relocking after a condition wait, sent for, starts at once,
-     and so do readers waiting for a writer, who enter together;
+     and so do readers waiting for a writer, who enter together.  Nor
+     does a waiter start late where the lock's holds are long (its hold
+     estimate, below, 400 ns or more): a hand-over then costs little
+     beside the hold, and a waiter that lets the owner keep the lock
+     leaves it free, and itself idle, while the owner works outside it;
    - the spin is read-only while the lock is held (a CAS only when the
      word reads 0), and the gap between two looks doubles from one round
      up to max_backoff rounds, with a random part, so that a lock held at
@@ -74,7 +78,9 @@
    critical section, so a thread that got the lock by a turn times its
    hold, each lock keeps an estimate of those holds, and spinners ask
    only where it says 800 ns or more, or in one spin out of 16 (drawn at
-   random) to keep the estimate current.
+   random) to keep the estimate current.  One acquisition by a spin in
+   four (drawn) is timed the same way, so that the estimate follows the
+   lock where turns are rare.
 
    Tunable by environment (env.c), read once at start-up:
      XPTHREAD_SPIN=0             never spin: the one way to turn it off

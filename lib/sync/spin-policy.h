@@ -184,16 +184,45 @@ xp_spin_gap (unsigned *backoff, unsigned *jitter)
 
 /* Bits a spinner may add to a held private mutex's word (mutex.c):
    TURN_ASKED asks the owner's unlock to leave it the lock; TURN_TIMED,
-   set by a thread that took the lock by a turn, makes its own unlock
-   measure how long it held the lock.  */
+   set by a thread that took the lock by a turn, or by a spin in one
+   case out of XP_HOLD_SAMPLE, makes its own unlock measure how long it
+   held the lock: the lock's hold estimate, in units of 16 ns.  */
 #define XP_TURN_ASKED 4
 #define XP_TURN_TIMED 8
-/* Turns pay where a lock is held long: a spinner asks only when the
-   lock's hold estimate (from timed turns) says so, and otherwise in one
-   spin out of XP_TURN_SAMPLE, to keep the estimate current.  */
-#define XP_TURN_HOLD_NS 800
 #define XP_TURN_HOLD_UNIT_NS 16
+#define XP_HOLD_SAMPLE 4
+/* Turns pay where a lock is held long: a spinner asks only when the
+   lock's hold estimate says so, and otherwise in one spin out of
+   XP_TURN_SAMPLE, to keep the estimate current.  */
+#define XP_TURN_HOLD_NS 800
 #define XP_TURN_SAMPLE 16
+/* A waiter does not start late (xp_spin_wait_late) where holds are this
+   long: letting the owner keep a lock held that long saves a hand-over
+   (the line of the lock and of its data moving to another CPU) that
+   costs little beside the hold, and leaves the lock free while the
+   owner works outside it, its waiter idle.  */
+#define XP_LATE_HOLD_NS 400
+
+/* Whether the lock's hold estimate HOLD (NULL: none) is long enough
+   that waiters do not start late.  */
+static inline bool
+xp_hold_is_long (const short *hold)
+{
+  return hold != NULL
+         && xp_load_relaxed (hold) >= XP_LATE_HOLD_NS / XP_TURN_HOLD_UNIT_NS;
+}
+
+/* Fold a hold of NS nanoseconds into a lock's hold estimate (weight
+   1/4).  */
+static inline void
+xp_hold_learn (short *hold, long ns)
+{
+  long units = ns / XP_TURN_HOLD_UNIT_NS;
+  if (units < 0 || units > SHRT_MAX)
+    units = SHRT_MAX;
+  int h = xp_load_relaxed (hold);
+  xp_store_relaxed (hold, (short) (h + (((int) units - h) >> 2)));
+}
 
 static inline long
 xp_turn_now_ns (void)
@@ -284,8 +313,8 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
   *rounds = 0;
   if (!xp_spin_allowed () || xp_away (xp_spin_owner (owner)))
     return false;
-  int late = bound == 0 ? xp_spin_start_late (state, xp_spin_owner (owner))
-                        : 0;
+  int late = bound == 0 && !xp_hold_is_long (hold)
+             ? xp_spin_start_late (state, xp_spin_owner (owner)) : 0;
   *rounds = (unsigned) (late < 0 ? -late : late);
   if (late < 0)
     return false;
@@ -316,10 +345,13 @@ xp_spin_for_word (int *word, int locked, unsigned short *state, short *hold,
       if (seen == 0)
         {
           int expected = 0;
-          if (xp_cas (word, &expected, asked ? locked | XP_TURN_TIMED : locked))
+          bool timed = asked
+                       || (hold != NULL && xp_self_ptr != NULL
+                           && xp_spin_one_in (XP_HOLD_SAMPLE));
+          if (xp_cas (word, &expected, timed ? locked | XP_TURN_TIMED : locked))
             {
               taken = true;
-              if (asked)
+              if (timed)
                 xp_self_ptr->turn_taken_ns = xp_turn_now_ns ();
               break;
             }
