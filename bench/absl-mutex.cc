@@ -1,8 +1,9 @@
-// Abseil's absl::Mutex behind the three C functions that bench-mutex.c's
-// cells lock through when built with -DBENCH_ABSL: bench/mutex-cells
-// builds that variant to measure Abseil's mutex in the very loop the
-// others run.  The mutex lives in static storage of its own cache line
-// and is made anew before every cell, as the pthread mutex is.
+// Abseil's absl::Mutex and absl::CondVar behind the C functions that
+// bench-mutex.c's cells and bench-pingpong.c's condition variable
+// ping-pong call when built with -DBENCH_ABSL: bench/mutex-cells builds
+// those variants to measure Abseil in the very loops the others run.
+// The mutex lives in static storage of its own cache line and is made
+// anew before every cell, as the pthread mutex is.
 #include <absl/synchronization/mutex.h>
 #include <new>
 
@@ -10,6 +11,7 @@ namespace
 {
 alignas (64) unsigned char storage[sizeof (absl::Mutex)];
 absl::Mutex *lock;
+absl::CondVar conds[2];
 }
 
 extern "C" void
@@ -30,4 +32,16 @@ extern "C" void
 bench_absl_unlock (void)
 {
   lock->Unlock ();
+}
+
+extern "C" void
+bench_absl_cond_wait (int which)
+{
+  conds[which].Wait (lock);
+}
+
+extern "C" void
+bench_absl_cond_signal (int which)
+{
+  conds[which].Signal ();
 }

@@ -12,6 +12,11 @@
    sem: one thread posts "ping" and waits on "pong", the other the
    reverse.
 
+   Built with -DBENCH_ABSL and bench/absl-mutex.cc (bench/mutex-cells
+   --pingpong does so), the condition variable ping-pong runs on
+   Abseil's absl::Mutex and absl::CondVar; Abseil has no semaphore, and
+   that build refuses -w sem.
+
    usage: bench-pingpong [-n ROUNDS] [-w cond|sem] [-p free|same|apart]  */
 #include "bench.h"
 #include <pthread.h>
@@ -52,9 +57,28 @@ place (enum placement placement, int side)
 static long rounds = 100000;
 static enum placement placement;
 
+/* The lock and condition variables of the cond ping-pong.  */
+#ifdef BENCH_ABSL
+void bench_absl_reset (void);
+void bench_absl_lock (void);
+void bench_absl_unlock (void);
+void bench_absl_cond_wait (int which);
+void bench_absl_cond_signal (int which);
+# define pp_lock() bench_absl_lock ()
+# define pp_unlock() bench_absl_unlock ()
+# define pp_wait(which) bench_absl_cond_wait (which)
+# define pp_signal(which) bench_absl_cond_signal (which)
+# define HAVE_SEMAPHORES 0
+#else
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_changed[2] = { PTHREAD_COND_INITIALIZER,
                                           PTHREAD_COND_INITIALIZER };
+# define pp_lock() pthread_mutex_lock (&lock)
+# define pp_unlock() pthread_mutex_unlock (&lock)
+# define pp_wait(which) pthread_cond_wait (&turn_changed[which], &lock)
+# define pp_signal(which) pthread_cond_signal (&turn_changed[which])
+# define HAVE_SEMAPHORES 1
+#endif
 static int turn;
 
 static void *
@@ -62,15 +86,15 @@ cond_side (void *arg)
 {
   int me = (int) (long) arg;
   place (placement, me);
-  pthread_mutex_lock (&lock);
+  pp_lock ();
   for (long i = 0; i < rounds; i++)
     {
       while (turn != me)
-        pthread_cond_wait (&turn_changed[me], &lock);
+        pp_wait (me);
       turn = !me;
-      pthread_cond_signal (&turn_changed[!me]);
+      pp_signal (!me);
     }
-  pthread_mutex_unlock (&lock);
+  pp_unlock ();
   return NULL;
 }
 
@@ -149,6 +173,16 @@ main (int argc, char **argv)
       continue;
     else
       usage (argv[0]);
+  if (!HAVE_SEMAPHORES && only_wait == 1)
+    {
+      fprintf (stderr, "%s: no semaphores in this build\n", argv[0]);
+      return 2;
+    }
+  if (!HAVE_SEMAPHORES)
+    only_wait = 0;
+#ifdef BENCH_ABSL
+  bench_absl_reset ();
+#endif
   read_cpus ();
   bench_print_impl ();
   printf ("# cpus %d\n", cpus_n);
