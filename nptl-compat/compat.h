@@ -9,6 +9,13 @@
 
 struct xp_thread;
 
+/* glibc's reserved signals: SIGCANCEL carries cancel requests, SIGSETXID
+   the set*id calls to every thread.  <signal.h> hides them from
+   applications by starting SIGRTMIN above them, and glibc's sigaction and
+   sigprocmask refuse or drop them.  */
+#define XP_SIGCANCEL 32
+#define XP_SIGSETXID 33
+
 enum xp_mode
 {
   XP_MODE_RAW,     /* threads from clone(2) with a TCB glibc accepts */
@@ -111,6 +118,12 @@ void xp_compat_thread_start (struct xp_thread *self) XP_HIDDEN;
 
 /* C++ thread_local destructors of the calling thread (any mode).  */
 void xp_compat_call_tls_dtors (void) XP_HIDDEN;
+
+/* Add fork handlers to glibc's registry (its fork runs them); DSO_HANDLE:
+   the object whose unloading removes them, or NULL.  */
+int xp_glibc_register_atfork (void (*prepare) (void), void (*parent) (void),
+                              void (*child) (void), void *dso_handle)
+  XP_HIDDEN;
 
 /* glibc's definition of name: the given version when it exists, else the
    default one (version NULL: the default).  The first ends the process

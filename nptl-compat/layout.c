@@ -5,6 +5,7 @@
    running main thread, whose TCB glibc built itself.  Any mismatch sends
    the process to hosted mode instead of a crash later.  */
 #define _GNU_SOURCE
+#include "glibc-arch.h"
 #include "layout.h"
 #include "glibc-list.h"
 #include <dlfcn.h>

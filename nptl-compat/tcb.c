@@ -13,6 +13,7 @@
    locale, ctype tables, resolver) is reset in xp_compat_thread_start.  */
 #define _GNU_SOURCE
 #include "compat.h"
+#include "glibc-arch.h"
 #include "layout.h"
 #include "glibc-list.h"
 #include "thread.h"

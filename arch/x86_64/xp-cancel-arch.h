@@ -45,21 +45,6 @@ xp_arch_context_interrupt_futex_wait (void *context)
   return true;
 }
 
-/* glibc's x86_64 __jmp_buf: rbx, rbp, r12-r15, rsp, pc; rsp, rbp and pc
-   are mangled with the pointer guard of the TCB (xor, then rotate left by
-   17 bits).  */
-#define XP_JMPBUF_SP 6
-
-static inline uintptr_t
-xp_arch_jmpbuf_sp (const long *jmpbuf)
-{
-  uintptr_t sp = (uintptr_t) jmpbuf[XP_JMPBUF_SP];
-  uintptr_t guard;
-  __asm__ ("mov %%fs:%c1, %0" : "=r" (guard) : "i" (XP_TCB_OFF_POINTER_GUARD));
-  sp = (sp >> 17) | (sp << (64 - 17));
-  return sp ^ guard;
-}
-
 /* The kernel's struct sigaction on x86_64, which requires a restorer.  */
 struct xp_kernel_sigaction
 {

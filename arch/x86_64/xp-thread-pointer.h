@@ -28,17 +28,13 @@ xp_thread_int_at (ptrdiff_t off)
   return v;
 }
 
-/* Byte offsets in glibc's x86_64 tcbhead_t; this header is ABI (GCC emits
-   %fs:0x28 for the stack protector), so the offsets are fixed.  */
-#define XP_TCB_OFF_TCB 0
-#define XP_TCB_OFF_DTV 8
-#define XP_TCB_OFF_SELF 16
-#define XP_TCB_OFF_MULTIPLE_THREADS 24
-#define XP_TCB_OFF_STACK_GUARD 40
-#define XP_TCB_OFF_POINTER_GUARD 48
-#define XP_TCB_OFF_FEATURE_1 72
-
-/* The rseq registration signature glibc and the kernel agree on.  */
-#define XP_RSEQ_SIG 0x53053053
+/* The word at byte offset OFF from the thread pointer, in one load.  */
+static inline uintptr_t
+xp_thread_word_at (ptrdiff_t off)
+{
+  uintptr_t v;
+  __asm__ volatile ("movq %%fs:(%1), %0" : "=r" (v) : "r" (off));
+  return v;
+}
 
 #endif

@@ -22,6 +22,7 @@
 #define SHARED 1
 #include "cancel.h"
 #include "export.h"
+#include "glibc-arch.h"
 #include "thread.h"
 #include <pthread.h>
 #include <string.h>
@@ -86,7 +87,7 @@ run_handlers_below (struct xp_thread *self, uintptr_t limit)
   for (;;)
     {
       struct cleanup_jmp_buf *jb = self->cleanup_jmp_buf;
-      if (jb != NULL && xp_arch_jmpbuf_sp (jb->env[0].jmp) <= limit)
+      if (jb != NULL && xp_glibc_jmpbuf_sp (jb->env[0].jmp) <= limit)
         {
           while (self->cleanup_old != NULL
                  && self->cleanup_old != jb->priv.data.old_mark)

@@ -85,7 +85,7 @@ glibc_own (void **cache, const char *name)
   if (xp_unlikely (f == NULL))
     {
       int saved = errno;
-      f = xp_glibc_function (name, "GLIBC_2.2.5");
+      f = xp_glibc_function (name, NULL);
       errno = saved;
       xp_store_release (cache, f);
     }
@@ -123,8 +123,6 @@ PROCESS_WIDE (setgroups, (size_t count, const gid_t *groups),
    the interposer above does not see.  */
 PROCESS_WIDE (initgroups, (const char *user, gid_t group), (user, group))
 
-extern int __register_atfork (void (*prepare) (void), void (*parent) (void),
-                              void (*child) (void), void *dso_handle);
 extern void *__dso_handle;
 
 static void
@@ -137,5 +135,5 @@ settle_in_child (void)
 static void __attribute__ ((constructor))
 xp_cred_process_wide_init (void)
 {
-  __register_atfork (NULL, NULL, settle_in_child, &__dso_handle);
+  xp_glibc_register_atfork (NULL, NULL, settle_in_child, &__dso_handle);
 }

@@ -35,16 +35,13 @@
 
 /* A tool's preload object whose own calls to pthread functions must
    reach glibc's, which the tool intercepts, and not xpthread's: their
-   jump slots there are pointed at glibc's functions.  */
-struct glibc_call
-{
-  const char *name, *version;
-};
+   jump slots there are pointed at glibc's functions (the default version
+   of each, the one an object linked today binds to).  */
 
 struct rebinding
 {
   const char *object;           /* part of the preload object's path */
-  const struct glibc_call *calls;
+  const char *const *calls;
   size_t count;
 };
 
@@ -52,22 +49,22 @@ struct rebinding
    condition variable of its own, and asks DRD to ignore that mutex's lock
    order, which DRD answers with "not a mutex" when the wrapper's calls
    bind to xpthread's: DRD saw no pthread_mutex_init.  */
-static const struct glibc_call drd_own_calls[] = {
-  { "pthread_mutex_init", "GLIBC_2.2.5" },
-  { "pthread_mutex_destroy", "GLIBC_2.2.5" },
-  { "pthread_mutex_lock", "GLIBC_2.2.5" },
-  { "pthread_mutex_unlock", "GLIBC_2.2.5" },
-  { "pthread_cond_init", "GLIBC_2.3.2" },
-  { "pthread_cond_destroy", "GLIBC_2.3.2" },
-  { "pthread_cond_wait", "GLIBC_2.3.2" },
-  { "pthread_cond_signal", "GLIBC_2.3.2" },
+static const char *const drd_own_calls[] = {
+  "pthread_mutex_init",
+  "pthread_mutex_destroy",
+  "pthread_mutex_lock",
+  "pthread_mutex_unlock",
+  "pthread_cond_init",
+  "pthread_cond_destroy",
+  "pthread_cond_wait",
+  "pthread_cond_signal",
 };
 
 /* Helgrind's thread wrapper (valgrind 3.27 seen) asks pthread_self for
    the handle it matches glibc's pthread_join against; xpthread's answer,
    which adopts the thread besides, matches no join.  */
-static const struct glibc_call helgrind_own_calls[] = {
-  { "pthread_self", "GLIBC_2.2.5" },
+static const char *const helgrind_own_calls[] = {
+  "pthread_self",
 };
 
 static const struct rebinding drd_rebinding = {
@@ -125,7 +122,7 @@ rebind_object (struct dl_phdr_info *obj, size_t size, void *data)
         continue;
       const char *name = strtab + symtab[ELF64_R_SYM (rela[r].r_info)].st_name;
       for (size_t c = 0; c < want->count; c++)
-        if (strcmp (name, want->calls[c].name) == 0)
+        if (strcmp (name, want->calls[c]) == 0)
           {
             uintptr_t slot = obj->dlpi_addr + rela[r].r_offset;
             /* Bound at load time (-z now), the slots are read-only.  */
@@ -133,8 +130,7 @@ rebind_object (struct dl_phdr_info *obj, size_t size, void *data)
             bool ro = slot >= relro && slot < relro_end;
             if (ro)
               mprotect (page, 4096, PROT_READ | PROT_WRITE);
-            *(void **) slot = xp_glibc_function (name,
-                                                 want->calls[c].version);
+            *(void **) slot = xp_glibc_function (name, NULL);
             if (ro)
               mprotect (page, 4096, PROT_READ);
           }

@@ -19,10 +19,6 @@
    cancel acts.  */
 #define XP_CANCEL_EXITING 16u
 
-/* The signal that carries cancel requests: glibc's SIGCANCEL, which glibc
-   keeps applications from blocking or handling.  */
-#define XP_SIGCANCEL 32
-
 /* A cancel acts when it is requested, enabled, and the thread is not
    already on its way out.  */
 static inline bool

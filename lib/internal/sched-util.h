@@ -14,11 +14,6 @@
 #include "thread.h"
 #include <string.h>
 
-/* The reserved signals (SIGCANCEL, SIGSETXID): glibc's numbering, which
-   <signal.h> hides from applications by starting SIGRTMIN above them.  */
-#define XP_SIGCANCEL 32
-#define XP_SIGSETXID 33
-
 static inline bool
 xp_signal_is_reserved (int sig)
 {

@@ -18,8 +18,6 @@
 #include "stack.h"
 #include "thread.h"
 
-extern int __register_atfork (void (*prepare) (void), void (*parent) (void),
-                              void (*child) (void), void *dso_handle);
 extern void *__dso_handle;
 
 static void
@@ -69,6 +67,6 @@ xp_init (void)
   xp_default_attr_init ();
   xp_adopt_init ();
   xp_self ();
-  __register_atfork (before_fork, after_fork_parent, after_fork_child,
-                     &__dso_handle);
+  xp_glibc_register_atfork (before_fork, after_fork_parent,
+                            after_fork_child, &__dso_handle);
 }

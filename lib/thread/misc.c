@@ -7,11 +7,6 @@
 #include <errno.h>
 #include <pthread.h>
 
-/* glibc's registration, behind its own pthread_atfork in libc_nonshared.a;
-   exported by libc.so since the beginning.  */
-extern int __register_atfork (void (*prepare) (void), void (*parent) (void),
-                              void (*child) (void), void *dso_handle);
-
 int
 pthread_equal (pthread_t a, pthread_t b)
 {
@@ -81,7 +76,7 @@ int
 pthread_atfork (void (*prepare) (void), void (*parent) (void),
                 void (*child) (void))
 {
-  return __register_atfork (prepare, parent, child, NULL);
+  return xp_glibc_register_atfork (prepare, parent, child, NULL);
 }
 XP_EXPORT (pthread_atfork)
 
