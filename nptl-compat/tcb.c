@@ -4,7 +4,7 @@
    TCB header (stack protector canary, pointer guard, DTV), struct pthread
    (tid, robust list, key blocks, rseq area) and the static TLS blocks
    below it.  We build one that glibc accepts, following the steps recorded
-   in DESIGN.md section 3, with offsets from layout.c.
+   in DESIGN.md (Threads), with offsets from layout.c.
 
    A block whose previous thread has exited keeps libc's own TLS block: the
    malloc thread cache and arena pointer live there and glibc offers no

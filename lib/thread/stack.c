@@ -2,7 +2,7 @@
 
    A block is mapped once and reused by later threads with the same stack
    and guard sizes: creation from the cache is as fast as glibc's, a fresh
-   mmap per thread is twice as slow (DESIGN.md section 2), and reuse is also
+   mmap per thread is twice as slow (DESIGN.md, Threads), and reuse is also
    what bounds memory on thread churn (see nptl-compat/tcb.c).
 
    An exiting detached thread pushes its block, without taking a lock, on
