@@ -187,7 +187,7 @@ xp_hosted_start (pthread_t *thread, const struct xp_attr *a,
   /* The descriptor is xpthread's, and reused: its accesses are ordered
      by internal locks and atomics that the thread checkers do not see.  */
   xp_hook_sync_words (t, sizeof *t);
-  xp_thread_set_kind (t, XP_THREAD_HOSTED);
+  xp_thread_set_kind (t, &xp_hosted_kind);
   t->start_routine = start_routine;
   t->arg = arg;
   xp_hook_thread_created (t, start_routine);

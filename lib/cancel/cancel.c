@@ -192,8 +192,7 @@ pthread_cancel (pthread_t thread)
   struct xp_thread *self = xp_self ();
   install_cancel_handler ();
   struct xp_thread *t = xp_thread_of (thread);
-  if (t == NULL && thread == self->host
-      && self->kind == XP_THREAD_ADOPTED)
+  if (t == NULL && thread == self->host && self->kind->id_is_host)
     t = self;
   if (t == NULL)
     return cancel_foreign (thread);

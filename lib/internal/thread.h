@@ -36,12 +36,35 @@ struct xp_tsd_slot
   void *value;
 };
 
-enum xp_thread_kind
+struct xp_thread;
+
+/* What differs between the kinds of thread, one instance per kind
+   (kinds.c); each descriptor points at its kind:
+     xp_raw_kind      started by xp_arch_clone, block owned by xpthread
+     xp_hosted_kind   started through glibc's pthread_create
+     xp_adopted_kind  started by someone else (glibc), descriptor made on
+                      use, ID glibc's handle
+     xp_main_kind     the main thread, adopted, its descriptor static  */
+struct xp_thread_kind
 {
-  XP_THREAD_RAW,      /* started by xp_arch_clone, block owned by xpthread */
-  XP_THREAD_HOSTED,   /* started through glibc's pthread_create */
-  XP_THREAD_ADOPTED   /* started by someone else, descriptor made on use */
+  /* The thread's ID is glibc's handle, not its descriptor.  */
+  bool id_is_host;
+  /* End the calling thread, with RESULT (exit.c).  */
+  void (*exit) (struct xp_thread *self, void *result)
+    __attribute__ ((noreturn));
+  /* Free what a joined thread held.  */
+  void (*release) (struct xp_thread *t);
+  /* The thread was just detached: OLD is its join state before, HOST
+     glibc's handle read before (the thread may be gone since).  */
+  int (*detached) (struct xp_thread *t, pthread_t host, unsigned old);
+  /* In a fork child, for the forking thread.  */
+  void (*after_fork_child) (struct xp_thread *self);
 };
+
+extern const struct xp_thread_kind xp_raw_kind XP_HIDDEN;
+extern const struct xp_thread_kind xp_hosted_kind XP_HIDDEN;
+extern const struct xp_thread_kind xp_adopted_kind XP_HIDDEN;
+extern const struct xp_thread_kind xp_main_kind XP_HIDDEN;
 
 #define XP_TID_STARTING (-1)
 
@@ -70,7 +93,7 @@ struct xp_thread
   /* Held across the transition to exited, so that pthread_kill never
      signals a tid the kernel may already have handed to another thread.  */
   xp_lock_t exit_lock;
-  enum xp_thread_kind kind;
+  const struct xp_thread_kind *kind;
 
   void *(*start_routine) (void *);
   void *arg;
@@ -170,7 +193,7 @@ struct xp_thread
 
 /* Every descriptor gets its kind here, and with it the mark.  */
 static inline void
-xp_thread_set_kind (struct xp_thread *t, enum xp_thread_kind kind)
+xp_thread_set_kind (struct xp_thread *t, const struct xp_thread_kind *kind)
 {
   t->kind = kind;
   t->mark = (uintptr_t) t ^ XP_THREAD_MARK;
@@ -268,14 +291,20 @@ void xp_tsd_release (struct xp_thread *t) XP_HIDDEN;
 struct xp_thread *xp_descriptor_new (void) XP_HIDDEN;
 void xp_descriptor_retire (struct xp_thread *t) XP_HIDDEN;
 
-/* Release an exited thread's resources (stack to the cache).  */
-void xp_thread_release (struct xp_thread *t) XP_HIDDEN;
-
 /* End the calling thread with result; never returns.  */
 void xp_thread_exit (void *result) XP_HIDDEN __attribute__ ((noreturn));
 /* The same for a hosted thread whose start routine returned, except that
    it returns, for glibc's thread to end by returning too.  */
 void xp_hosted_return (void *result) XP_HIDDEN;
+/* Each kind's end (exit.c).  */
+void xp_exit_raw (struct xp_thread *self, void *result)
+  XP_HIDDEN __attribute__ ((noreturn));
+void xp_exit_hosted (struct xp_thread *self, void *result)
+  XP_HIDDEN __attribute__ ((noreturn));
+void xp_exit_adopted (struct xp_thread *self, void *result)
+  XP_HIDDEN __attribute__ ((noreturn));
+void xp_exit_main (struct xp_thread *self, void *result)
+  XP_HIDDEN __attribute__ ((noreturn));
 
 /* Default attributes (pthread_setattr_default_np) and process limits.  */
 struct xp_attr;

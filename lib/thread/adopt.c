@@ -99,7 +99,7 @@ adopt (int tid, bool main)
     return NULL;
   /* xpthread's own, like a hosted thread's descriptor (hosted.c).  */
   xp_hook_sync_words (t, sizeof *t);
-  xp_thread_set_kind (t, XP_THREAD_ADOPTED);
+  xp_thread_set_kind (t, main ? &xp_main_kind : &xp_adopted_kind);
   t->tid = tid;
   /* glibc's handle of the thread: its ID, and what glibc must hear.  */
   t->host = xp_glibc_threads.self ();

@@ -143,7 +143,7 @@ static void
 prepare_descriptor (struct xp_thread *t, const struct xp_attr *a,
                     void *(*start) (void *), void *arg, const sigset_t *mask)
 {
-  xp_thread_set_kind (t, XP_THREAD_RAW);
+  xp_thread_set_kind (t, &xp_raw_kind);
   xp_cancel_thread_init (t);
   t->start_routine = start;
   t->arg = arg;

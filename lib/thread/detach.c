@@ -1,10 +1,8 @@
 /* pthread_detach.  Whichever comes second of the thread's exit and the
    detach releases the thread's resources (see the join_state bits in
    thread.h).  glibc detaches the threads it started.  */
-#include "compat.h"
 #include "export.h"
 #include "glibc-threads.h"
-#include "stack.h"
 #include "thread.h"
 #include <errno.h>
 
@@ -17,7 +15,7 @@ pthread_detach (pthread_t thread)
   /* Read before the detach: from then on a running hosted thread may free
      its descriptor at any moment.  */
   pthread_t host = t->host;
-  enum xp_thread_kind kind = t->kind;
+  const struct xp_thread_kind *kind = t->kind;
   unsigned old = xp_load_acquire (&t->join_state);
   do
     if (old & XP_JOIN_RELEASED)
@@ -25,10 +23,6 @@ pthread_detach (pthread_t thread)
     else if (old & (XP_JOIN_DETACHED | XP_JOIN_JOINING))
       return EINVAL;
   while (!xp_cas (&t->join_state, &old, old | XP_JOIN_DETACHED));
-  if (kind == XP_THREAD_HOSTED)
-    return xp_hosted_detach (host, (old & XP_JOIN_EXITED) ? t : NULL);
-  if ((old & XP_JOIN_EXITED) && kind == XP_THREAD_RAW)
-    xp_block_release_when_gone (t);
-  return 0;
+  return kind->detached (t, host, old);
 }
 XP_EXPORT (pthread_detach)

@@ -110,17 +110,13 @@ exit_raw (struct xp_thread *self)
   exit_kernel_thread ();
 }
 
-/* What every exit does before the thread's own end.  */
+/* What every exit of a thread xpthread started, and of the main thread,
+   does before the thread's own end.  */
 static struct xp_thread *
-leave (void *result)
+leave (struct xp_thread *self, void *result)
 {
-  struct xp_thread *self = xp_self ();
   xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
   self->result = result;
-  if (self->kind == XP_THREAD_ADOPTED && !xp_is_main_thread (self))
-    /* A thread glibc started ends through glibc; its descriptor goes with
-       its thread_local destructors.  */
-    xp_hosted_exit (result);
   xp_compat_call_tls_dtors ();
   xp_tsd_run_destructors (self);
   xp_hook_thread_exit (self, (xp_load_acquire (&self->join_state)
@@ -129,21 +125,43 @@ leave (void *result)
 }
 
 void
+xp_exit_raw (struct xp_thread *self, void *result)
+{
+  exit_raw (leave (self, result));
+}
+
+void
+xp_exit_hosted (struct xp_thread *self, void *result)
+{
+  exit_hosted (leave (self, result));
+  xp_hosted_exit (result);
+}
+
+void
+xp_exit_main (struct xp_thread *self, void *result)
+{
+  exit_main (leave (self, result), result);
+}
+
+/* A thread glibc started ends through glibc; its descriptor goes with
+   its thread_local destructors.  */
+void
+xp_exit_adopted (struct xp_thread *self, void *result)
+{
+  xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
+  self->result = result;
+  xp_hosted_exit (result);
+}
+
+void
 xp_thread_exit (void *result)
 {
-  struct xp_thread *self = leave (result);
-  if (self->kind == XP_THREAD_RAW)
-    exit_raw (self);
-  if (self->kind == XP_THREAD_HOSTED)
-    {
-      exit_hosted (self);
-      xp_hosted_exit (result);
-    }
-  exit_main (self, result);
+  struct xp_thread *self = xp_self ();
+  self->kind->exit (self, result);
 }
 
 void
 xp_hosted_return (void *result)
 {
-  exit_hosted (leave (result));
+  exit_hosted (leave (xp_self (), result));
 }

@@ -124,7 +124,7 @@ thread_stack (struct xp_thread *t, struct stack_area *stack)
     }
   if (xp_is_main_thread (t))
     return main_thread_stack (stack);
-  if (t->kind == XP_THREAD_HOSTED && t->host != 0)
+  if (t->host != 0)
     return glibc_thread_stack (t->host, stack);
   return 0;
 }

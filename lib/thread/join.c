@@ -16,7 +16,6 @@
 #include "export.h"
 #include "lock-hooks.h"
 #include "probes.h"
-#include "stack.h"
 #include "thread.h"
 #include <errno.h>
 
@@ -77,24 +76,6 @@ static int
 check_deadline (const struct timespec *abstime)
 {
   return abstime != NULL && abstime->tv_sec < 0 ? ETIMEDOUT : 0;
-}
-
-void
-xp_thread_release (struct xp_thread *t)
-{
-  switch (t->kind)
-    {
-    case XP_THREAD_RAW:
-      xp_block_release (t);
-      break;
-    case XP_THREAD_HOSTED:
-      xp_hosted_join (t);
-      xp_descriptor_retire (t);
-      break;
-    case XP_THREAD_ADOPTED:
-      /* The main thread's descriptor is static.  */
-      break;
-    }
 }
 
 /* A thread glibc started: glibc's answers, and glibc releases it.  Its
@@ -170,7 +151,7 @@ join (pthread_t thread, void **result, clockid_t clock,
   *result = t->result;
   xp_fetch_or (&t->join_state, XP_JOIN_RELEASED);
   xp_hook_lock_destroy (t);
-  xp_thread_release (t);
+  t->kind->release (t);
   return 0;
 }
 

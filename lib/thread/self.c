@@ -8,7 +8,7 @@ pthread_t
 pthread_self (void)
 {
   struct xp_thread *self = xp_self ();
-  if (self->kind == XP_THREAD_ADOPTED && !xp_is_main_thread (self))
+  if (self->kind->id_is_host)
     return self->host;
   return (pthread_t) self;
 }

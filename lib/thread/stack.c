@@ -350,8 +350,6 @@ xp_block_cache_after_fork_child (void)
   gone_incoming = NULL;
   gone_oldest = NULL;
   gone_tail = &gone_oldest;
-  /* glibc's child kept the forking thread on its rebuilt list.  */
   struct xp_thread *self = xp_self_ptr;
-  if (self->kind == XP_THREAD_RAW)
-    self->tcb_generation = xp_fork_generation;
+  self->kind->after_fork_child (self);
 }
