@@ -878,10 +878,40 @@ write_once (void *l)
   return NULL;
 }
 
+/* The CPU time a thread uses to start, take a free lock for writing and
+   let it go: what the writer below spends besides its wait.  */
+static void *
+write_once_timed (void *l)
+{
+  write_and_unlock (l);
+  struct timespec *used = malloc (sizeof *used);
+  ck_assert_ptr_nonnull (used);
+  ck_assert_int_eq (clock_gettime (CLOCK_THREAD_CPUTIME_ID, used), 0);
+  return used;
+}
+
+static double
+start_and_write_seconds (void)
+{
+  pthread_rwlock_t free_lock = PTHREAD_RWLOCK_INITIALIZER;
+  pthread_t t;
+  void *used;
+  ck_assert_int_eq (pthread_create (&t, NULL, write_once_timed, &free_lock),
+                    0);
+  ck_assert_int_eq (pthread_join (t, &used), 0);
+  const struct timespec *ts = used;
+  double seconds = ts->tv_sec + ts->tv_nsec / 1e9;
+  free (used);
+  return seconds;
+}
+
 /* A writer that finds the lock held by a writer asleep in the library
    (marked away) does not start late but sleeps at once: by the time it
-   shows itself waiting it has used far less CPU time than the late
-   start's rounds take.  */
+   shows itself waiting it has used less than half the CPU time that the
+   late start's rounds take, beyond what starting a thread and taking a
+   free lock costs (on a CPU with a short pause, 16,000 rounds last
+   about 220 us, and a quarter of that is within the reach of a thread
+   that is slow to get going).  */
 START_TEST (test_no_late_start_for_away_writer)
 {
   pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
@@ -907,8 +937,10 @@ START_TEST (test_no_late_start_for_away_writer)
   ck_assert_int_eq (pthread_mutex_unlock (&w.blocker), 0);
   ck_assert_int_eq (pthread_join (holder, NULL), 0);
   ck_assert_int_eq (pthread_join (waiter, NULL), 0);
-  ck_assert_msg (seconds < late / 4, "the writer used %.0f us before it "
-                 "slept; its late start takes %.0f us", seconds * 1e6,
+  double start = start_and_write_seconds ();
+  ck_assert_msg (seconds < start + late / 2, "the writer used %.0f us "
+                 "before it slept, a thread that did not wait %.0f us; the "
+                 "late start takes %.0f us", seconds * 1e6, start * 1e6,
                  late * 1e6);
 }
 END_TEST

@@ -241,6 +241,26 @@ xp_self_tid (void)
   return xp_likely (self != NULL) ? self->tid : xp_compat_current_tid ();
 }
 
+/* Hosted mode (hosted.c): threads started by glibc's pthread_create,
+   wrapped in a descriptor of ours.  user_attr is what the program passed, for the
+   pthread_create probe.  */
+struct xp_attr;
+int xp_hosted_start (pthread_t *thread, const struct xp_attr *attr,
+                     const pthread_attr_t *user_attr,
+                     void *(*start) (void *), void *arg) XP_HIDDEN;
+/* The tid the kernel wrote into glibc's descriptor of t's thread, for a
+   thread started but not yet running (XP_TID_STARTING); 0 when unknown.
+   Only while t is pinned or is the caller: glibc may free its descriptor
+   once the thread has ended.  */
+int xp_hosted_tid (const struct xp_thread *t) XP_HIDDEN;
+/* Wait for glibc's thread to end (after our descriptor says exited).  */
+int xp_hosted_join (struct xp_thread *t) XP_HIDDEN;
+/* Detach glibc's thread host; exited is its descriptor when the thread
+   has already exited (the detacher then releases it), else NULL.  */
+int xp_hosted_detach (pthread_t host, struct xp_thread *exited) XP_HIDDEN;
+/* Leave a hosted or adopted thread through glibc's pthread_exit.  */
+void xp_hosted_exit (void *result) XP_HIDDEN __attribute__ ((noreturn));
+
 /* Another thread's tid, while it is pinned (sched-util.h).  */
 static inline int
 xp_thread_tid (const struct xp_thread *t)

@@ -1,5 +1,5 @@
 /* Descriptors of hosted threads (started through glibc's pthread_create,
-   nptl-compat/hosted.c).  Like raw threads' blocks, they are kept for
+   lib/thread/hosted.c).  Like raw threads' blocks, they are kept for
    reuse rather than given back to malloc, so that the ID of a joined
    thread still names readable memory: joining or detaching it again
    answers ESRCH, as glibc does, instead of reading freed memory.  */
