@@ -79,12 +79,12 @@ void xp_compat_init (void) XP_HIDDEN;
    0, or the error of glibc's pthread_create (tried again next call).  */
 int xp_compat_go_multithreaded (void) XP_HIDDEN;
 
-/* Bytes a raw thread needs at the top of its block for static TLS and the
-   TCB, and the alignment of the thread pointer.  */
+/* Bytes a raw thread needs at the top of its block for static TLS, the
+   TCB and glibc's descriptor; how many of them lie at and above the
+   thread pointer; and the alignment of the thread pointer.  */
 size_t xp_compat_tls_reserve (void) XP_HIDDEN;
+size_t xp_compat_tls_above (void) XP_HIDDEN;
 size_t xp_compat_tls_align (void) XP_HIDDEN;
-/* Size of glibc's thread descriptor, which the thread pointer addresses. */
-size_t xp_compat_tcb_size (void) XP_HIDDEN;
 
 /* Build a TCB whose thread pointer is tp (inside a block, below which the
    static TLS area lies).  fresh: the block is new; otherwise it held an
@@ -125,11 +125,11 @@ int xp_glibc_register_atfork (void (*prepare) (void), void (*parent) (void),
                               void (*child) (void), void *dso_handle)
   XP_HIDDEN;
 
-/* glibc's definition of name: the given version when it exists, else the
-   default one (version NULL: the default).  The first ends the process
-   when glibc lacks it, the second answers NULL.  */
-void *xp_glibc_function (const char *name, const char *version) XP_HIDDEN;
-void *xp_glibc_function_if_any (const char *name,
-                                const char *version) XP_HIDDEN;
+/* glibc's definition of name, in its default version: the one a program
+   linked against this glibc gets, whatever the architecture's oldest
+   version is.  The first ends the process when glibc lacks it, the second
+   answers NULL.  */
+void *xp_glibc_function (const char *name) XP_HIDDEN;
+void *xp_glibc_function_if_any (const char *name) XP_HIDDEN;
 
 #endif

@@ -55,7 +55,11 @@
 #define XP_EXPORT(name) XP_VERSIONS_##name
 
 /* Write XP_EXPORT_OLD (impl) after the definition of a separate
-   implementation of an older ABI (abilist "VERSION=impl").  */
+   implementation of an older ABI (abilist "VERSION=impl").  Code for a
+   name or an old ABI that one architecture's abilist lacks (glibc's
+   aarch64 and riscv64 ports begin at GLIBC_2.17 and GLIBC_2.27) is kept
+   out of its build with #ifdef XP_VERSIONS_name or #ifdef
+   XP_OLD_VERSION_impl, which the abilist defines.  */
 #define XP_EXPORT_OLD(impl) XP_OLD_VERSION_##impl
 
 #endif

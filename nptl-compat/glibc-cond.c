@@ -42,8 +42,8 @@ struct glibc_fns
   int (*condattr_setclock) (pthread_condattr_t *, clockid_t);
 };
 
-#define LOOKUP(fns, field, name, version) \
-  fns.field = (__typeof (fns.field)) xp_glibc_function (name, version)
+#define LOOKUP(fns, field, name) \
+  fns.field = (__typeof (fns.field)) xp_glibc_function (name)
 
 static const struct glibc_fns *
 glibc (void)
@@ -52,16 +52,15 @@ glibc (void)
   static int ready;
   if (xp_load_acquire (&ready))
     return &fns;
-  LOOKUP (fns, init, "pthread_cond_init", "GLIBC_2.3.2");
-  LOOKUP (fns, destroy, "pthread_cond_destroy", "GLIBC_2.3.2");
-  LOOKUP (fns, signal, "pthread_cond_signal", "GLIBC_2.3.2");
-  LOOKUP (fns, broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
-  LOOKUP (fns, wait, "pthread_cond_wait", "GLIBC_2.3.2");
-  LOOKUP (fns, clockwait, "pthread_cond_clockwait", "GLIBC_2.34");
-  LOOKUP (fns, condattr_init, "pthread_condattr_init", "GLIBC_2.2.5");
-  LOOKUP (fns, condattr_setpshared, "pthread_condattr_setpshared",
-          "GLIBC_2.2.5");
-  LOOKUP (fns, condattr_setclock, "pthread_condattr_setclock", "GLIBC_2.3.3");
+  LOOKUP (fns, init, "pthread_cond_init");
+  LOOKUP (fns, destroy, "pthread_cond_destroy");
+  LOOKUP (fns, signal, "pthread_cond_signal");
+  LOOKUP (fns, broadcast, "pthread_cond_broadcast");
+  LOOKUP (fns, wait, "pthread_cond_wait");
+  LOOKUP (fns, clockwait, "pthread_cond_clockwait");
+  LOOKUP (fns, condattr_init, "pthread_condattr_init");
+  LOOKUP (fns, condattr_setpshared, "pthread_condattr_setpshared");
+  LOOKUP (fns, condattr_setclock, "pthread_condattr_setclock");
   xp_store_release (&ready, 1);
   return &fns;
 }

@@ -37,8 +37,8 @@ struct glibc_thread_api
 
 static struct glibc_thread_api glibc;
 
-#define LOOKUP(field, name, version) \
-  glibc.field = (__typeof (glibc.field)) xp_glibc_function (name, version)
+#define LOOKUP(field, name) \
+  glibc.field = (__typeof (glibc.field)) xp_glibc_function (name)
 
 static void
 lookup_glibc_api (void)
@@ -46,22 +46,21 @@ lookup_glibc_api (void)
   static int done;
   if (xp_load_acquire (&done))
     return;
-  LOOKUP (create, "pthread_create", "GLIBC_2.34");
-  LOOKUP (join, "pthread_clockjoin_np", "GLIBC_2.34");
-  LOOKUP (detach, "pthread_detach", "GLIBC_2.34");
-  LOOKUP (exit, "pthread_exit", "GLIBC_2.2.5");
-  LOOKUP (attr_init, "pthread_attr_init", "GLIBC_2.2.5");
-  LOOKUP (attr_destroy, "pthread_attr_destroy", "GLIBC_2.2.5");
-  LOOKUP (attr_setstack, "pthread_attr_setstack", "GLIBC_2.34");
-  LOOKUP (attr_setstacksize, "pthread_attr_setstacksize", "GLIBC_2.34");
-  LOOKUP (attr_setguardsize, "pthread_attr_setguardsize", "GLIBC_2.34");
-  LOOKUP (attr_setdetachstate, "pthread_attr_setdetachstate", "GLIBC_2.2.5");
-  LOOKUP (attr_setinheritsched, "pthread_attr_setinheritsched",
-          "GLIBC_2.2.5");
-  LOOKUP (attr_setschedpolicy, "pthread_attr_setschedpolicy", "GLIBC_2.2.5");
-  LOOKUP (attr_setschedparam, "pthread_attr_setschedparam", "GLIBC_2.2.5");
-  LOOKUP (attr_setaffinity, "pthread_attr_setaffinity_np", "GLIBC_2.32");
-  LOOKUP (attr_setsigmask, "pthread_attr_setsigmask_np", "GLIBC_2.32");
+  LOOKUP (create, "pthread_create");
+  LOOKUP (join, "pthread_clockjoin_np");
+  LOOKUP (detach, "pthread_detach");
+  LOOKUP (exit, "pthread_exit");
+  LOOKUP (attr_init, "pthread_attr_init");
+  LOOKUP (attr_destroy, "pthread_attr_destroy");
+  LOOKUP (attr_setstack, "pthread_attr_setstack");
+  LOOKUP (attr_setstacksize, "pthread_attr_setstacksize");
+  LOOKUP (attr_setguardsize, "pthread_attr_setguardsize");
+  LOOKUP (attr_setdetachstate, "pthread_attr_setdetachstate");
+  LOOKUP (attr_setinheritsched, "pthread_attr_setinheritsched");
+  LOOKUP (attr_setschedpolicy, "pthread_attr_setschedpolicy");
+  LOOKUP (attr_setschedparam, "pthread_attr_setschedparam");
+  LOOKUP (attr_setaffinity, "pthread_attr_setaffinity_np");
+  LOOKUP (attr_setsigmask, "pthread_attr_setsigmask_np");
   xp_store_release (&done, 1);
 }
 

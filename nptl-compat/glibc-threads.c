@@ -5,6 +5,8 @@
 #include "compat.h"
 #include "layout.h"
 #include <errno.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 
 struct xp_glibc_thread_functions xp_glibc_threads;
@@ -18,12 +20,13 @@ static ptrdiff_t tid_word_offset;
 /* From a handle to the word the kernel clears when the thread is gone:
    the tid up to glibc 2.42, joinstate from 2.43.  Whichever it is, glibc
    gave its address to the kernel for the calling thread too, which the
-   kernel tells (PR_GET_TID_ADDRESS, with CONFIG_CHECKPOINT_RESTORE).  0
-   when unknown.  */
+   kernel tells (PR_GET_TID_ADDRESS, with CONFIG_CHECKPOINT_RESTORE; not
+   under qemu-user).  Where it does not, the release says which.  0 when
+   unknown.  */
 static ptrdiff_t exit_word_offset;
 
 #define RESOLVE(field, name) \
-  (xp_glibc_threads.field = xp_glibc_function (name, NULL))
+  (xp_glibc_threads.field = xp_glibc_function (name))
 
 static void
 resolve_all (void)
@@ -55,7 +58,7 @@ xp_glibc_thread_gettid (void)
   uintptr_t f = xp_load_acquire (&found);
   if (f == 0)
     {
-      void *g = xp_glibc_function_if_any ("pthread_gettid_np", NULL);
+      void *g = xp_glibc_function_if_any ("pthread_gettid_np");
       f = g != NULL ? (uintptr_t) g : 1;
       xp_store_release (&found, f);
     }
@@ -73,12 +76,30 @@ find_tid_word (void)
   tid_word_offset = tp - handle + tid;
 }
 
+/* The first glibc release whose kernel-cleared word is not the tid.  */
+#define JOINSTATE_MAJOR 2
+#define JOINSTATE_MINOR 43
+
+static bool
+release_clears_tid (void)
+{
+  unsigned major = 0, minor = 0;
+  if (sscanf (gnu_get_libc_version (), "%u.%u", &major, &minor) != 2)
+    return false;
+  return major < JOINSTATE_MAJOR
+         || (major == JOINSTATE_MAJOR && minor < JOINSTATE_MINOR);
+}
+
 static void
 find_exit_word (void)
 {
   int *word = NULL;
   if (xp_syscall2 (SYS_prctl, PR_GET_TID_ADDRESS, &word) != 0 || word == NULL)
-    return;
+    {
+      if (release_clears_tid ())
+        exit_word_offset = tid_word_offset;
+      return;
+    }
   ptrdiff_t off = (const char *) word
                   - (const char *) xp_glibc_threads.self ();
   /* Inside the descriptor, and nonzero while the thread runs.  */
@@ -140,18 +161,15 @@ struct attr_readers
 static void
 resolve_attr_readers (struct attr_readers *r)
 {
-  r->getattr = xp_glibc_function ("pthread_getattr_np", NULL);
-  r->getstack = xp_glibc_function ("pthread_attr_getstack", NULL);
-  r->getguardsize = xp_glibc_function ("pthread_attr_getguardsize", NULL);
-  r->getdetachstate = xp_glibc_function ("pthread_attr_getdetachstate",
-                                         NULL);
-  r->getinheritsched = xp_glibc_function ("pthread_attr_getinheritsched",
-                                          NULL);
-  r->getscope = xp_glibc_function ("pthread_attr_getscope", NULL);
-  r->getschedpolicy = xp_glibc_function ("pthread_attr_getschedpolicy",
-                                         NULL);
-  r->getschedparam = xp_glibc_function ("pthread_attr_getschedparam", NULL);
-  r->destroy = xp_glibc_function ("pthread_attr_destroy", NULL);
+  r->getattr = xp_glibc_function ("pthread_getattr_np");
+  r->getstack = xp_glibc_function ("pthread_attr_getstack");
+  r->getguardsize = xp_glibc_function ("pthread_attr_getguardsize");
+  r->getdetachstate = xp_glibc_function ("pthread_attr_getdetachstate");
+  r->getinheritsched = xp_glibc_function ("pthread_attr_getinheritsched");
+  r->getscope = xp_glibc_function ("pthread_attr_getscope");
+  r->getschedpolicy = xp_glibc_function ("pthread_attr_getschedpolicy");
+  r->getschedparam = xp_glibc_function ("pthread_attr_getschedparam");
+  r->destroy = xp_glibc_function ("pthread_attr_destroy");
 }
 
 int

@@ -72,6 +72,50 @@ discover_robust_head (const char *tp)
   return NULL;
 }
 
+/* Where struct pthread starts, from the thread pointer, given its size
+   and the offset of its tid field; 1 when the calling thread's tid is not
+   where that puts it.  Where the TCB is not the descriptor, glibc puts
+   the descriptor below the thread pointer, a few words lower when its TCB
+   header and alignment sit in between (riscv64): the tid tells which.  */
+static ptrdiff_t
+find_descriptor (const char *tp, size_t size, ptrdiff_t tid_field)
+{
+  int tid = xp_gettid ();
+#ifdef XP_GLIBC_DESCRIPTOR_AT_TP
+  (void) size;
+  return *(const int *) (tp + tid_field) == tid ? 0 : 1;
+#else
+  for (size_t gap = 0; gap <= XP_GLIBC_MAX_TCB_GAP; gap += sizeof (void *))
+    {
+      ptrdiff_t desc = -(ptrdiff_t) (size + gap);
+      if (*(const int *) (tp + desc + tid_field) == tid)
+        return desc;
+    }
+  return 1;
+#endif
+}
+
+/* How the TCB, the descriptor and static TLS share a thread's block:
+   where the descriptor is the TCB, ld.so's static size counts it and the
+   TLS lies below; else the TLS lies above and the descriptor below.  */
+static const char *
+place_static_tls (void)
+{
+  size_t align = xp_glibc.static_tls_align;
+  if (align == 0 || (align & (align - 1)) != 0)
+    return "static TLS alignment is implausible";
+#ifdef XP_GLIBC_DESCRIPTOR_AT_TP
+  if (xp_glibc.static_tls_size < xp_glibc.tcb_size)
+    return "static TLS size is implausible";
+  xp_glibc.tls_above = xp_glibc.tcb_size;
+  xp_glibc.tls_below = xp_glibc.static_tls_size - xp_glibc.tcb_size;
+#else
+  xp_glibc.tls_above = xp_glibc.static_tls_size;
+  xp_glibc.tls_below = (size_t) -xp_glibc.desc_offset;
+#endif
+  return NULL;
+}
+
 static const char *
 discover_thread_fields (const char *tp)
 {
@@ -86,27 +130,44 @@ discover_thread_fields (const char *tp)
       || !read_field ("_thread_db_pthread_cancelhandling", 32, 1,
                       &xp_glibc.off_cancelhandling))
     return "glibc's thread descriptors are missing or unexpected";
+  ptrdiff_t desc = find_descriptor (tp, xp_glibc.tcb_size, xp_glibc.off_tid);
+  if (desc == 1)
+    return "tid field does not hold the main thread's tid";
+  xp_glibc.desc_offset = desc;
+  xp_glibc.off_tid += desc;
+  xp_glibc.off_list += desc;
+  xp_glibc.off_specific += desc;
+  xp_glibc.off_cancelhandling += desc;
   /* The first key block sits just before the pointer array that
      references it; the main thread's specific[0] must say so.  */
   xp_glibc.off_specific_first = xp_glibc.off_specific - (ptrdiff_t) key_block;
   if (word_at (tp, xp_glibc.off_specific) != tp + xp_glibc.off_specific_first)
     return "thread-specific block not where expected";
-  if (*(const int *) (tp + xp_glibc.off_tid) != xp_gettid ())
-    return "tid field does not hold the main thread's tid";
   if (*(const int *) (tp + xp_glibc.off_cancelhandling)
       & (XP_GLIBC_EXITING_BIT | XP_GLIBC_SETXID_BIT))
     return "cancelhandling of the main thread says it is leaving";
-  if (word_at (tp, XP_TCB_OFF_SELF) != tp || word_at (tp, XP_TCB_OFF_TCB) != tp)
+  if (!xp_glibc_tcb_header_valid (tp))
     return "TCB header does not point at itself";
   return discover_robust_head (tp);
+}
+
+/* Whether SIZE bytes at OFF from the thread pointer lie in the block a
+   raw thread's TCB, descriptor and static TLS occupy.  */
+static bool
+in_block (ptrdiff_t off, size_t size)
+{
+  return off >= -(ptrdiff_t) xp_glibc.tls_below
+         && off + (ptrdiff_t) size <= (ptrdiff_t) xp_glibc.tls_above;
 }
 
 /* glibc up to 2.40 keeps the rseq area inside struct pthread; from 2.41
    (x86_64 and others) it lies in the static TLS area below the
    descriptor, at a negative offset.  Either way it must lie in the block
    a raw thread's TCB and static TLS occupy, and be aligned as the kernel
-   asks (32 bytes for the original 32-byte registration).  Called once the
-   static TLS size is known.  */
+   asks (32 bytes for the original 32-byte registration).  The area is
+   there even when glibc registers none (size 0: the kernel lacks rseq, or
+   glibc.pthread.rseq=0), for its cpu_id says so; offset 0 means none at
+   all.  Called once the static TLS size is known.  */
 static const char *
 discover_rseq (void)
 {
@@ -114,12 +175,11 @@ discover_rseq (void)
     return "glibc does not export its rseq area";
   xp_glibc.rseq_offset = __rseq_offset;
   xp_glibc.rseq_size = __rseq_size;
-  if (xp_glibc.rseq_size == 0)
-    return NULL;
-  ptrdiff_t lowest = -(ptrdiff_t) (xp_glibc.static_tls_size
-                                   - xp_glibc.tcb_size);
+  /* A port without rseq support (riscv64 before 2.39) leaves both 0.  */
+  if (xp_glibc.rseq_offset == 0)
+    return xp_glibc.rseq_size == 0 ? NULL : "rseq area at the thread pointer";
   ptrdiff_t end = xp_glibc.rseq_offset + XP_RSEQ_AREA_SIZE;
-  if (xp_glibc.rseq_offset < lowest || end > (ptrdiff_t) xp_glibc.tcb_size
+  if (!in_block (xp_glibc.rseq_offset, XP_RSEQ_AREA_SIZE)
       || (xp_glibc.rseq_offset < 0 && end > 0))
     return "rseq area outside the thread's TCB and static TLS";
   if (xp_glibc.rseq_offset % XP_RSEQ_AREA_SIZE != 0
@@ -140,11 +200,13 @@ xp_layout_cpu_id_offset (void)
 ptrdiff_t
 xp_layout_tid_offset (void)
 {
+  size_t size;
   ptrdiff_t off;
-  if (!read_field ("_thread_db_pthread_tid", 32, 1, &off) || off <= 0)
+  if (!read_size ("_thread_db_sizeof_pthread", &size)
+      || !read_field ("_thread_db_pthread_tid", 32, 1, &off) || off <= 0)
     return 0;
-  const char *tp = xp_thread_pointer ();
-  return *(const int *) (tp + off) == xp_gettid () ? off : 0;
+  ptrdiff_t desc = find_descriptor (xp_thread_pointer (), size, off);
+  return desc == 1 ? 0 : desc + off;
 }
 
 struct libc_tls_search
@@ -186,9 +248,11 @@ discover_libc_tls (const char *tp)
   xp_glibc.libc_tls_size = s.size;
   if (s.size > XP_LIBC_TLS_MAX)
     return "glibc's TLS block is larger than expected";
-  if (xp_glibc.libc_tls_offset >= 0
-      || (size_t) -xp_glibc.libc_tls_offset
-           > xp_glibc.static_tls_size - xp_glibc.tcb_size)
+  ptrdiff_t desc_end = xp_glibc.desc_offset + (ptrdiff_t) xp_glibc.tcb_size;
+  if (!in_block (xp_glibc.libc_tls_offset, s.size)
+      || (xp_glibc.libc_tls_offset < desc_end
+          && xp_glibc.libc_tls_offset + (ptrdiff_t) s.size
+             > xp_glibc.desc_offset))
     return "glibc's TLS block is not in the static TLS area";
   return NULL;
 }
@@ -232,11 +296,22 @@ xp_layout_discover (void)
   if ((why = discover_thread_fields (tp)) != NULL
       || (why = xp_glibc_list_discover (tp)) != NULL)
     return why;
-  if (xp_glibc.static_tls_size < xp_glibc.tcb_size
-      || xp_glibc.static_tls_align == 0
-      || (xp_glibc.static_tls_align & (xp_glibc.static_tls_align - 1)) != 0)
-    return "static TLS size or alignment is implausible";
-  if ((why = discover_rseq ()) != NULL)
+  if ((why = place_static_tls ()) != NULL
+      || (why = discover_rseq ()) != NULL)
     return why;
   return discover_libc_tls (tp);
+}
+
+#ifdef XP_GLIBC_GLOBAL_POINTER_GUARD
+uintptr_t xp_glibc_pointer_guard;
+#endif
+
+void
+xp_layout_find_pointer_guard (void)
+{
+#ifdef XP_GLIBC_GLOBAL_POINTER_GUARD
+  const uintptr_t *guard = private_symbol ("__pointer_chk_guard");
+  if (guard != NULL)
+    xp_glibc_pointer_guard = *guard;
+#endif
 }

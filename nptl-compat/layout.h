@@ -8,9 +8,17 @@
 struct xp_glibc_layout
 {
   size_t tcb_size;              /* sizeof (struct pthread) */
-  size_t static_tls_size;       /* static TLS area including the TCB */
+  size_t static_tls_size;       /* as ld.so reports it */
   size_t static_tls_align;
-  /* Offsets in struct pthread, from the thread pointer.  */
+  /* Where struct pthread starts, from the thread pointer: 0 where it is
+     the TCB (x86_64), below it where static TLS lies above (aarch64,
+     riscv64).  */
+  ptrdiff_t desc_offset;
+  /* The bytes a thread's TCB, descriptor and static TLS take at and
+     above the thread pointer, and below it.  */
+  size_t tls_above;
+  size_t tls_below;
+  /* Fields of struct pthread, from the thread pointer.  */
   ptrdiff_t off_list;
   ptrdiff_t off_tid;
   ptrdiff_t off_robust_head;
@@ -18,7 +26,8 @@ struct xp_glibc_layout
   ptrdiff_t off_specific_first;
   long robust_futex_offset;
   ptrdiff_t off_cancelhandling; /* read by glibc's set*id broadcast */
-  /* rseq area, from the thread pointer; size 0 when glibc registers none. */
+  /* rseq area, from the thread pointer (0: none); size 0 when glibc
+     registers none.  */
   ptrdiff_t rseq_offset;
   unsigned rseq_size;
   /* glibc's own static TLS block and the resolver pointer in it.  */
@@ -57,7 +66,8 @@ const char *xp_layout_discover (void) XP_HIDDEN;
    glibc's public rseq symbols (any mode); 0 when there is none.  */
 ptrdiff_t xp_layout_cpu_id_offset (void) XP_HIDDEN;
 /* The offset of glibc's tid field from the thread pointer (any mode),
-   checked against the calling thread; 0 when it cannot be trusted.  */
+   checked against the calling thread; 0 when it cannot be trusted (the
+   field never lies at the thread pointer itself).  */
 ptrdiff_t xp_layout_tid_offset (void) XP_HIDDEN;
 
 /* Hosted mode runs C++ thread_local destructors itself too, before the
@@ -65,6 +75,10 @@ ptrdiff_t xp_layout_tid_offset (void) XP_HIDDEN;
    private entry point (left NULL if this glibc lacks it, and then glibc
    runs them when the thread ends).  */
 void xp_layout_find_tls_dtors (void) XP_HIDDEN;
+
+/* Where glibc keeps the guard it mangles saved stack pointers with as a
+   global, not a TCB word (aarch64), read it for xp_glibc_jmpbuf_sp.  */
+void xp_layout_find_pointer_guard (void) XP_HIDDEN;
 
 /* Bring static TLS of modules loaded after threads started into those
    threads (glibc only does it for the threads it knows).  */

@@ -54,6 +54,7 @@ xp_compat_init (void)
   xp_glibc_threads_init ();
   xp_compat_cpu_id_offset = xp_layout_cpu_id_offset ();
   xp_compat_tid_offset = xp_layout_tid_offset ();
+  xp_layout_find_pointer_guard ();
   xp_glibc_cond_find ();
   enum xp_mode mode = requested_mode (&why);
   if (mode == XP_MODE_RAW)
@@ -90,19 +91,17 @@ xpthread_mode_np (void)
 XP_EXPORT (xpthread_mode_np)
 
 /* glibc's own entry points, for hosted mode, threads glibc started and
-   the one thread that puts glibc in multi-threaded mode.  VERSION NULL:
-   the default version.  */
+   the one thread that puts glibc in multi-threaded mode.  */
 void *
-xp_glibc_function_if_any (const char *name, const char *version)
+xp_glibc_function_if_any (const char *name)
 {
-  void *f = version != NULL ? dlvsym (RTLD_NEXT, name, version) : NULL;
-  return f != NULL ? f : dlsym (RTLD_NEXT, name);
+  return dlsym (RTLD_NEXT, name);
 }
 
 void *
-xp_glibc_function (const char *name, const char *version)
+xp_glibc_function (const char *name)
 {
-  void *f = xp_glibc_function_if_any (name, version);
+  void *f = xp_glibc_function_if_any (name);
   if (f == NULL)
     xp_fatal ("glibc's %s is missing", name);
   return f;
@@ -126,11 +125,11 @@ create_small (int (*create) (pthread_t *, const pthread_attr_t *,
                              void *(*) (void *), void *), pthread_t *t)
 {
   int (*attr_init) (pthread_attr_t *)
-    = xp_glibc_function ("pthread_attr_init", "GLIBC_2.2.5");
+    = xp_glibc_function ("pthread_attr_init");
   int (*attr_setstacksize) (pthread_attr_t *, size_t)
-    = xp_glibc_function ("pthread_attr_setstacksize", "GLIBC_2.34");
+    = xp_glibc_function ("pthread_attr_setstacksize");
   int (*attr_destroy) (pthread_attr_t *)
-    = xp_glibc_function ("pthread_attr_destroy", "GLIBC_2.2.5");
+    = xp_glibc_function ("pthread_attr_destroy");
   pthread_attr_t attr;
   int err = attr_init (&attr);
   if (err != 0)
@@ -159,9 +158,9 @@ xp_compat_go_multithreaded (void)
     {
       int (*create) (pthread_t *, const pthread_attr_t *, void *(*) (void *),
                      void *)
-        = xp_glibc_function ("pthread_create", "GLIBC_2.34");
+        = xp_glibc_function ("pthread_create");
       int (*join) (pthread_t, void **)
-        = xp_glibc_function ("pthread_join", "GLIBC_2.34");
+        = xp_glibc_function ("pthread_join");
       pthread_t t;
       err = create_small (create, &t);
       if (err == 0 && join (t, NULL) == 0)

@@ -30,22 +30,16 @@ set_word (char *tp, ptrdiff_t off, const void *value)
   *(const void **) (tp + off) = value;
 }
 
-static inline const void *
-creator_word (ptrdiff_t off)
-{
-  return *(const void *const *) ((const char *) xp_thread_pointer () + off);
-}
-
 size_t
 xp_compat_tls_reserve (void)
 {
-  return xp_glibc.static_tls_size;
+  return xp_glibc.tls_below + xp_glibc.tls_above;
 }
 
 size_t
-xp_compat_tcb_size (void)
+xp_compat_tls_above (void)
 {
-  return xp_glibc.tcb_size;
+  return xp_glibc.tls_above;
 }
 
 size_t
@@ -54,18 +48,15 @@ xp_compat_tls_align (void)
   return xp_glibc.static_tls_align;
 }
 
+/* struct pthread, and below the thread pointer whatever lies between it
+   and there (glibc's TCB header on riscv64).  */
 static void
-fill_header (char *tp)
+clear_descriptor (char *tp)
 {
-  set_word (tp, XP_TCB_OFF_TCB, tp);
-  set_word (tp, XP_TCB_OFF_SELF, tp);
-  *(int *) (tp + XP_TCB_OFF_MULTIPLE_THREADS) = 1;
-  set_word (tp, XP_TCB_OFF_STACK_GUARD, creator_word (XP_TCB_OFF_STACK_GUARD));
-  set_word (tp, XP_TCB_OFF_POINTER_GUARD,
-            creator_word (XP_TCB_OFF_POINTER_GUARD));
-  *(unsigned *) (tp + XP_TCB_OFF_FEATURE_1)
-    = *(const unsigned *) ((const char *) xp_thread_pointer ()
-                           + XP_TCB_OFF_FEATURE_1);
+  if (xp_glibc.desc_offset < 0)
+    memset (tp + xp_glibc.desc_offset, 0, (size_t) -xp_glibc.desc_offset);
+  else
+    memset (tp, 0, xp_glibc.tcb_size);
 }
 
 static void
@@ -86,12 +77,12 @@ fill_descriptor (char *tp)
 /* The rseq area may lie in the static TLS area (glibc 2.41 and later),
    which a reused block does not clear: a stale critical-section pointer
    there would be followed by the kernel once the area is registered.
-   Until the thread registers it, make sched_getcpu ask the kernel rather
-   than read a zero cpu_id.  */
+   Until the thread registers it, and for good where glibc registers none,
+   make sched_getcpu ask the kernel rather than read a zero cpu_id.  */
 static void
 reset_rseq (char *tp)
 {
-  if (xp_glibc.rseq_size == 0)
+  if (xp_glibc.rseq_offset == 0)
     return;
   memset (tp + xp_glibc.rseq_offset, 0, XP_RSEQ_AREA_SIZE);
   *(int *) (tp + xp_glibc.rseq_offset + XP_RSEQ_OFF_CPU_ID)
@@ -111,8 +102,8 @@ xp_compat_tcb_build (void *tp, bool fresh)
   char saved[XP_LIBC_TLS_MAX];
   if (!fresh)
     memcpy (saved, libc_tls, xp_glibc.libc_tls_size);
-  memset (t, 0, xp_glibc.tcb_size);
-  fill_header (t);
+  clear_descriptor (t);
+  xp_glibc_fill_tcb_header (t, xp_thread_pointer (), xp_glibc.desc_offset);
   fill_descriptor (t);
   xp_glibc_list_lock ();
   xp_glibc_list_add (t);

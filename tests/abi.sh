@@ -4,7 +4,9 @@
 # glibc gives it, so that every binary's references bind to xpthread.
 set -eu
 srcdir=${XP_SRCDIR:-.}
-arch=$(uname -m)
+# The architecture the library was built for (configure's, which make
+# check passes), not necessarily this machine's.
+arch=${XP_ARCH:-$(uname -m)}
 abilist=$srcdir/nptl-compat/$arch/abilist
 lib=${XP_LIB:?XP_LIB must name libxpthread.so}
 tmp=$(mktemp -d)

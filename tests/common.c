@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "common.h"
+#include <xp-cpu.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,7 +73,7 @@ xp_test_pause_seconds (int rounds)
       struct timespec start;
       clock_gettime (CLOCK_MONOTONIC, &start);
       for (int n = 0; n < rounds; n++)
-        __builtin_ia32_pause ();
+        xp_cpu_relax ();
       double took = xp_test_seconds_since (&start);
       best = took < best ? took : best;
     }
@@ -136,6 +138,127 @@ xp_test_wait_child (pid_t pid)
   return status;
 }
 
+bool
+xp_test_emulated (const char *why)
+{
+  const char *emulator = getenv ("XP_TEST_EMULATOR");
+  if (emulator == NULL || *emulator == '\0')
+    return false;
+  fprintf (stderr, "skipped under %s: %s\n", emulator, why);
+  return true;
+}
+
+bool
+xp_test_robust_list_works (void)
+{
+  void *head;
+  size_t len;
+  if (syscall (SYS_get_robust_list, 0, &head, &len) == 0)
+    return true;
+  fprintf (stderr, "skipped: the kernel takes no robust list (%s)\n",
+           strerror (errno));
+  return false;
+}
+
+/* NAME's line of the abilist, split into fields (name first); how many.  */
+static int
+abilist_fields (const char *name, char *line, size_t size, char *field[],
+                int max)
+{
+  FILE *f = fopen (XP_TEST_ABILIST, "r");
+  ck_assert_msg (f != NULL, "cannot read %s", XP_TEST_ABILIST);
+  int n = 0;
+  while (n == 0 && fgets (line, (int) size, f) != NULL)
+    {
+      if (line[0] == '#')
+        continue;
+      char *save;
+      for (char *w = strtok_r (line, " \t\n", &save); w != NULL && n < max;
+           w = strtok_r (NULL, " \t\n", &save))
+        field[n++] = w;
+      if (n > 0 && strcmp (field[0], name) != 0)
+        n = 0;
+    }
+  fclose (f);
+  return n;
+}
+
+#define ABILIST_FIELDS 8
+
+int
+xp_test_abi_versions (const char *name, const char *out[], int max)
+{
+  char line[512];
+  char *field[ABILIST_FIELDS];
+  int n = abilist_fields (name, line, sizeof line, field, ABILIST_FIELDS);
+  int k = 0;
+  for (int i = 1; i < n && k < max; i++)
+    out[k++] = strndup (field[i], strcspn (field[i], "="));
+  return k;
+}
+
+/* Whether glibc version A is older than B (GLIBC_x.y.z, numerically).  */
+static bool
+version_older (const char *a, const char *b)
+{
+  for (a += strcspn (a, "0123456789"), b += strcspn (b, "0123456789");
+       *a != '\0' || *b != '\0';)
+    {
+      char *end_a, *end_b;
+      long x = strtol (a, &end_a, 10), y = strtol (b, &end_b, 10);
+      if (x != y)
+        return x < y;
+      a = *end_a == '.' ? end_a + 1 : end_a;
+      b = *end_b == '.' ? end_b + 1 : end_b;
+    }
+  return false;
+}
+
+const char *
+xp_test_abi_oldest (const char *name)
+{
+  const char *v[ABILIST_FIELDS];
+  int n = xp_test_abi_versions (name, v, ABILIST_FIELDS);
+  const char *oldest = NULL;
+  for (int i = 0; i < n; i++)
+    if (strcmp (v[i], "-") != 0
+        && (oldest == NULL || version_older (v[i], oldest)))
+      oldest = v[i];
+  return oldest;
+}
+
+const char *
+xp_test_abi_old_impl (const char *name)
+{
+  char line[512];
+  char *field[ABILIST_FIELDS];
+  int n = abilist_fields (name, line, sizeof line, field, ABILIST_FIELDS);
+  for (int i = 2; i < n; i++)
+    if (strchr (field[i], '=') != NULL)
+      return strndup (field[i], strcspn (field[i], "="));
+  return NULL;
+}
+
+void *
+xp_test_symbol (const char *name, const char *version)
+{
+  ck_assert_msg (version != NULL, "%s: not in this architecture's abilist",
+                 name);
+  void *sym = dlvsym (RTLD_DEFAULT, name, version);
+  ck_assert_msg (sym != NULL, "%s@%s is missing", name, version);
+  Dl_info info;
+  ck_assert (dladdr (sym, &info) != 0 && info.dli_fname != NULL);
+  ck_assert_msg (strstr (info.dli_fname, "libxpthread") != NULL,
+                 "%s@%s comes from %s", name, version, info.dli_fname);
+  return sym;
+}
+
+void *
+xp_test_oldest_symbol (const char *name)
+{
+  return xp_test_symbol (name, xp_test_abi_oldest (name));
+}
+
 int
 xp_test_rerun (const char *arg, const char *const settings[])
 {
@@ -157,7 +280,8 @@ xp_test_rerun_late (const char *arg)
 {
   cpu_set_t cpus;
   ck_assert_int_eq (sched_getaffinity (0, sizeof cpus, &cpus), 0);
-  if (CPU_COUNT (&cpus) < 2)
+  if (CPU_COUNT (&cpus) < 2
+      || xp_test_emulated ("timings are the translator's, not the program's"))
     return;
   char setting[64];
   snprintf (setting, sizeof setting, "XPTHREAD_SPIN_LATE=%d",

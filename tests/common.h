@@ -71,6 +71,43 @@ int xp_test_wait_child (pid_t pid);
    status.  */
 int xp_test_rerun (const char *arg, const char *const settings[]);
 
+/* Whether the suite runs under an emulator (XP_TEST_EMULATOR, which
+   scripts/check-cross sets to qemu-user) that does not do WHY as a
+   kernel does; then says that the test is skipped, and why.  A test
+   calls XP_TEST_SKIP_EMULATED (WHY) before what the emulator distorts.  */
+bool xp_test_emulated (const char *why);
+#define XP_TEST_SKIP_EMULATED(why) \
+  do \
+    if (xp_test_emulated (why)) \
+      return; \
+  while (0)
+
+/* Whether the kernel takes a robust list (set_robust_list): the kernel
+   then marks the mutexes a dead thread held.  qemu-user cannot, and
+   answers ENOSYS; the tests that need it then end at once, saying so.  */
+bool xp_test_robust_list_works (void);
+#define XP_TEST_NEEDS_ROBUST_LIST() \
+  do \
+    if (!xp_test_robust_list_works ()) \
+      return; \
+  while (0)
+
+/* The versions this architecture's abilist (nptl-compat/<arch>/abilist)
+   gives NAME, as glibc's port for it has them: every one into OUT (at
+   most MAX, the default first), and how many; 0 when NAME is not there.
+   "-" stands for no default version.  */
+int xp_test_abi_versions (const char *name, const char *out[], int max);
+/* NAME's oldest version; NULL when NAME is not in the abilist.  */
+const char *xp_test_abi_oldest (const char *name);
+/* NAME@VERSION, which must be libxpthread's definition; NAME in its
+   oldest version.  */
+void *xp_test_symbol (const char *name, const char *version);
+void *xp_test_oldest_symbol (const char *name);
+/* The older version of NAME whose ABI differs and has code of its own in
+   libxpthread; NULL where this architecture has none (its glibc port is
+   younger than that ABI).  */
+const char *xp_test_abi_old_impl (const char *name);
+
 /* Run the suite (fork mode, per-test timeouts set by the suite) and return
    the process exit status.  Every suite's main() is this call.  */
 int xp_test_run (Suite *suite);

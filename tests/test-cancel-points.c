@@ -52,6 +52,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -85,56 +86,23 @@ static const char file_data[] = "0123456789abcdef";
 
 /* --- binding ------------------------------------------------------------- */
 
-/* Every name and version xpthread interposes, as glibc 2.36 exports them
-   (nptl-compat/x86_64/abilist).  */
-static const struct { const char *name, *version; } interposed[] = {
-  { "__open64_2", "GLIBC_2.7" }, { "__open_2", "GLIBC_2.7" },
-  { "__openat64_2", "GLIBC_2.7" }, { "__openat_2", "GLIBC_2.7" },
-  { "__poll_chk", "GLIBC_2.16" }, { "__ppoll_chk", "GLIBC_2.16" },
-  { "__pread64_chk", "GLIBC_2.4" }, { "__pread_chk", "GLIBC_2.4" },
-  { "__read_chk", "GLIBC_2.4" }, { "__recv_chk", "GLIBC_2.4" },
-  { "__recvfrom_chk", "GLIBC_2.4" }, { "accept", "GLIBC_2.2.5" },
-  { "accept4", "GLIBC_2.10" }, { "clock_nanosleep", "GLIBC_2.17" },
-  { "clock_nanosleep", "GLIBC_2.2.5" }, { "close", "GLIBC_2.2.5" },
-  { "connect", "GLIBC_2.2.5" }, { "creat", "GLIBC_2.2.5" },
-  { "creat64", "GLIBC_2.2.5" }, { "epoll_pwait", "GLIBC_2.6" },
-  { "epoll_pwait2", "GLIBC_2.35" }, { "epoll_wait", "GLIBC_2.3.2" },
-  { "fcntl", "GLIBC_2.2.5" }, { "fcntl64", "GLIBC_2.28" },
-  { "fdatasync", "GLIBC_2.2.5" }, { "fsync", "GLIBC_2.2.5" },
-  { "lockf", "GLIBC_2.2.5" }, { "lockf64", "GLIBC_2.2.5" },
-  { "mq_receive", "GLIBC_2.34" }, { "mq_receive", "GLIBC_2.3.4" },
-  { "mq_send", "GLIBC_2.34" }, { "mq_send", "GLIBC_2.3.4" },
-  { "mq_timedreceive", "GLIBC_2.34" }, { "mq_timedreceive", "GLIBC_2.3.4" },
-  { "mq_timedsend", "GLIBC_2.34" }, { "mq_timedsend", "GLIBC_2.3.4" },
-  { "msgrcv", "GLIBC_2.2.5" }, { "msgsnd", "GLIBC_2.2.5" },
-  { "msync", "GLIBC_2.2.5" }, { "nanosleep", "GLIBC_2.2.5" },
-  { "open", "GLIBC_2.2.5" }, { "open64", "GLIBC_2.2.5" },
-  { "openat", "GLIBC_2.4" }, { "openat64", "GLIBC_2.4" },
-  { "pause", "GLIBC_2.2.5" }, { "poll", "GLIBC_2.2.5" },
-  { "ppoll", "GLIBC_2.4" }, { "pread", "GLIBC_2.2.5" },
-  { "pread64", "GLIBC_2.2.5" }, { "preadv", "GLIBC_2.10" },
-  { "preadv2", "GLIBC_2.26" }, { "preadv64", "GLIBC_2.10" },
-  { "preadv64v2", "GLIBC_2.26" }, { "pselect", "GLIBC_2.2.5" },
-  { "pwrite", "GLIBC_2.2.5" }, { "pwrite64", "GLIBC_2.2.5" },
-  { "pwritev", "GLIBC_2.10" }, { "pwritev2", "GLIBC_2.26" },
-  { "pwritev64", "GLIBC_2.10" }, { "pwritev64v2", "GLIBC_2.26" },
-  { "read", "GLIBC_2.2.5" }, { "readv", "GLIBC_2.2.5" },
-  { "recv", "GLIBC_2.2.5" }, { "recvfrom", "GLIBC_2.2.5" },
-  { "recvmmsg", "GLIBC_2.12" }, { "recvmsg", "GLIBC_2.2.5" },
-  { "select", "GLIBC_2.2.5" }, { "send", "GLIBC_2.2.5" },
-  { "sendmmsg", "GLIBC_2.14" }, { "sendmsg", "GLIBC_2.2.5" },
-  { "sendto", "GLIBC_2.2.5" }, { "sigsuspend", "GLIBC_2.2.5" },
-  { "sigtimedwait", "GLIBC_2.2.5" }, { "sigwait", "GLIBC_2.2.5" },
-  { "sigwaitinfo", "GLIBC_2.2.5" }, { "sleep", "GLIBC_2.2.5" },
-  { "tcdrain", "GLIBC_2.2.5" }, { "usleep", "GLIBC_2.2.5" },
-  { "wait", "GLIBC_2.2.5" }, { "wait3", "GLIBC_2.2.5" },
-  { "wait4", "GLIBC_2.2.5" }, { "waitid", "GLIBC_2.2.5" },
-  { "waitpid", "GLIBC_2.2.5" }, { "write", "GLIBC_2.2.5" },
-  { "writev", "GLIBC_2.2.5" }, { "system", "GLIBC_2.2.5" },
-  { "sigpause", "GLIBC_2.2.5" }, { "__sigpause", "GLIBC_2.2.5" },
-  { "__xpg_sigpause", "GLIBC_2.2.5" }, { "aio_suspend", "GLIBC_2.34" },
-  { "aio_suspend", "GLIBC_2.2.5" }, { "aio_suspend64", "GLIBC_2.34" },
-  { "aio_suspend64", "GLIBC_2.2.5" },
+/* Every name xpthread interposes as a cancellation point; each version
+   of it this architecture's abilist gives must bind to libxpthread.  */
+static const char *const interposed[] = {
+  "__open64_2", "__open_2", "__openat64_2", "__openat_2", "__poll_chk",
+  "__ppoll_chk", "__pread64_chk", "__pread_chk", "__read_chk", "__recv_chk",
+  "__recvfrom_chk", "accept", "accept4", "clock_nanosleep", "close",
+  "connect", "creat", "creat64", "epoll_pwait", "epoll_pwait2", "epoll_wait",
+  "fcntl", "fcntl64", "fdatasync", "fsync", "lockf", "lockf64", "mq_receive",
+  "mq_send", "mq_timedreceive", "mq_timedsend", "msgrcv", "msgsnd", "msync",
+  "nanosleep", "open", "open64", "openat", "openat64", "pause", "poll",
+  "ppoll", "pread", "pread64", "preadv", "preadv2", "preadv64", "preadv64v2",
+  "pselect", "pwrite", "pwrite64", "pwritev", "pwritev2", "pwritev64",
+  "pwritev64v2", "read", "readv", "recv", "recvfrom", "recvmmsg", "recvmsg",
+  "select", "send", "sendmmsg", "sendmsg", "sendto", "sigsuspend",
+  "sigtimedwait", "sigwait", "sigwaitinfo", "sleep", "tcdrain", "usleep",
+  "wait", "wait3", "wait4", "waitid", "waitpid", "write", "writev", "system",
+  "sigpause", "__sigpause", "__xpg_sigpause", "aio_suspend", "aio_suspend64",
 };
 
 static void
@@ -152,11 +120,18 @@ START_TEST (test_interposers_are_xpthread)
 {
   for (size_t i = 0; i < sizeof interposed / sizeof interposed[0]; i++)
     {
-      char what[64];
-      snprintf (what, sizeof what, "%s@%s", interposed[i].name,
-                interposed[i].version);
-      require_in_xpthread (what, dlvsym (RTLD_DEFAULT, interposed[i].name,
-                                         interposed[i].version));
+      const char *versions[8];
+      int n = xp_test_abi_versions (interposed[i], versions, 8);
+      ck_assert_msg (n > 0, "%s is not in the abilist", interposed[i]);
+      for (int v = 0; v < n; v++)
+        {
+          if (strcmp (versions[v], "-") == 0)
+            continue;
+          char what[64];
+          snprintf (what, sizeof what, "%s@%s", interposed[i], versions[v]);
+          require_in_xpthread (what, dlvsym (RTLD_DEFAULT, interposed[i],
+                                             versions[v]));
+        }
     }
   /* And what this program itself calls.  */
   require_in_xpthread ("read", (void *) &read);
@@ -1114,10 +1089,25 @@ check_cancelled (struct run *r, void *result)
                  name);
 }
 
+/* Whether the kernel has the call: epoll_pwait2 came with Linux 5.11, and
+   qemu-user 7.2 lacks it.  */
+static bool
+kernel_has (const struct point *p)
+{
+  if (strcmp (p->name, "epoll_pwait2") != 0
+      || syscall (SYS_epoll_pwait2, -1, NULL, 1, NULL, NULL, 0) != -1
+      || errno != ENOSYS)
+    return true;
+  fprintf (stderr, "skipped: the kernel has no %s\n", p->name);
+  return false;
+}
+
 /* A thread blocked in the call is cancelled by the main thread.  */
 START_TEST (test_blocked_call_cancelled)
 {
   const struct point *p = &points[_i];
+  if (!kernel_has (p))
+    return;
   struct fx fx;
   setup (&fx, p->setup, false);
   struct run r = { .point = p, .fx = &fx };
@@ -1658,6 +1648,7 @@ END_TEST
 /* select gives the time not slept back in its timeout.  */
 START_TEST (test_select_updates_timeout)
 {
+  XP_TEST_SKIP_EMULATED ("an interrupted pselect6 does not give back the time left");
   struct timeval tv = { .tv_sec = 0, .tv_usec = 20000 };
   ck_assert_int_eq (select (0, NULL, NULL, NULL, &tv), 0);
   ck_assert_int_eq (tv.tv_sec, 0);
@@ -1703,40 +1694,28 @@ END_TEST
 
 /* --- plain behaviour: the same as glibc ---------------------------------- */
 
-/* The functions compared, with the version a program built against glibc
-   2.36 binds to.  */
+/* The functions compared; glibc's is the default version, the one a
+   program built against it binds to.  */
 #define COMPARED(X) \
-  X (read, "GLIBC_2.2.5") X (write, "GLIBC_2.2.5") X (close, "GLIBC_2.2.5") \
-  X (fsync, "GLIBC_2.2.5") X (fcntl, "GLIBC_2.2.5") \
-  X (accept, "GLIBC_2.2.5") X (accept4, "GLIBC_2.10") \
-  X (connect, "GLIBC_2.2.5") X (recv, "GLIBC_2.2.5") \
-  X (recvfrom, "GLIBC_2.2.5") X (send, "GLIBC_2.2.5") \
-  X (sendmmsg, "GLIBC_2.14") X (recvmmsg, "GLIBC_2.12") \
-  X (poll, "GLIBC_2.2.5") X (ppoll, "GLIBC_2.4") \
-  X (select, "GLIBC_2.2.5") X (pselect, "GLIBC_2.2.5") \
-  X (epoll_wait, "GLIBC_2.3.2") X (clock_nanosleep, "GLIBC_2.17") \
-  X (nanosleep, "GLIBC_2.2.5") X (sleep, "GLIBC_2.2.5") \
-  X (usleep, "GLIBC_2.2.5") X (wait, "GLIBC_2.2.5") \
-  X (waitpid, "GLIBC_2.2.5") X (waitid, "GLIBC_2.2.5") \
-  X (wait3, "GLIBC_2.2.5") X (wait4, "GLIBC_2.2.5") \
-  X (open, "GLIBC_2.2.5") X (openat, "GLIBC_2.4") X (creat, "GLIBC_2.2.5") \
-  X (lockf, "GLIBC_2.2.5") X (sigtimedwait, "GLIBC_2.2.5") \
-  X (sigwaitinfo, "GLIBC_2.2.5") X (sigwait, "GLIBC_2.2.5") \
-  X (msgrcv, "GLIBC_2.2.5") X (msgsnd, "GLIBC_2.2.5") \
-  X (mq_receive, "GLIBC_2.34") X (mq_timedreceive, "GLIBC_2.34") \
-  X (tcdrain, "GLIBC_2.2.5") X (preadv2, "GLIBC_2.26") \
-  X (pwritev2, "GLIBC_2.26") X (__read_chk, "GLIBC_2.4") \
-  X (__recvfrom_chk, "GLIBC_2.4") X (__poll_chk, "GLIBC_2.16")
+  X (read) X (write) X (close) X (fsync) X (fcntl) X (accept) X (accept4) \
+  X (connect) X (recv) X (recvfrom) X (send) X (sendmmsg) X (recvmmsg) \
+  X (poll) X (ppoll) X (select) X (pselect) X (epoll_wait) \
+  X (clock_nanosleep) X (nanosleep) X (sleep) X (usleep) X (wait) \
+  X (waitpid) X (waitid) X (wait3) X (wait4) X (open) X (openat) \
+  X (creat) X (lockf) X (sigtimedwait) X (sigwaitinfo) X (sigwait) \
+  X (msgrcv) X (msgsnd) X (mq_receive) X (mq_timedreceive) X (tcdrain) \
+  X (preadv2) X (pwritev2) X (__read_chk) X (__recvfrom_chk) \
+  X (__poll_chk)
 
 struct fns
 {
-#define MEMBER(name, version) __typeof (name) *name;
+#define MEMBER(name) __typeof (name) *name;
   COMPARED (MEMBER)
 #undef MEMBER
 };
 
 static const struct fns xpthread_fns = {
-#define OURS(name, version) .name = name,
+#define OURS(name) .name = name,
   COMPARED (OURS)
 #undef OURS
 };
@@ -1747,9 +1726,9 @@ glibc_fns (void)
   void *libc = dlopen ("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   ck_assert (libc != NULL);
   struct fns f;
-#define THEIRS(name, version) \
-  f.name = (__typeof (f.name)) dlvsym (libc, #name, version); \
-  ck_assert_msg (f.name != NULL, "glibc has no %s@%s", #name, version); \
+#define THEIRS(name) \
+  f.name = (__typeof (f.name)) dlsym (libc, #name); \
+  ck_assert_msg (f.name != NULL, "glibc has no %s", #name); \
   ck_assert_msg ((void *) f.name != (void *) xpthread_fns.name, \
                  "%s: glibc's is xpthread's", #name);
   COMPARED (THEIRS)

@@ -664,23 +664,27 @@ END_TEST
    pthread_cleanup_pop_restore_np restores the type it found.  */
 static int defer_types[4] = { -1, -1, -1, -1 };
 
+/* One deferred region, its handler run or not; the types seen inside and
+   after it go to types[0] and types[1].  A function of its own, as each
+   region's setjmp buffer is best alone in its frame.  */
+static void
+one_defer_region (bool start_async, int letter, int execute, int *types)
+{
+  if (start_async)
+    pthread_setcanceltype (PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+  pthread_cleanup_push_defer_np (record_handler, EV (letter));
+  /* Setting the type it has reads it back unchanged.  */
+  pthread_setcanceltype (PTHREAD_CANCEL_DEFERRED, &types[0]);
+  pthread_cleanup_pop_restore_np (execute);
+  pthread_setcanceltype (PTHREAD_CANCEL_DEFERRED, &types[1]);
+}
+
 static void *
 defer_region (void *arg)
 {
   bool start_async = arg != NULL;
-  if (start_async)
-    pthread_setcanceltype (PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
-  pthread_cleanup_push_defer_np (record_handler, EV ('D'));
-  /* Setting the type it has reads it back unchanged.  */
-  pthread_setcanceltype (PTHREAD_CANCEL_DEFERRED, &defer_types[0]);
-  pthread_cleanup_pop_restore_np (1);
-  pthread_setcanceltype (PTHREAD_CANCEL_DEFERRED, &defer_types[1]);
-  if (start_async)
-    pthread_setcanceltype (PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
-  pthread_cleanup_push_defer_np (record_handler, EV ('E'));
-  pthread_setcanceltype (PTHREAD_CANCEL_DEFERRED, &defer_types[2]);
-  pthread_cleanup_pop_restore_np (0);
-  pthread_setcanceltype (PTHREAD_CANCEL_DEFERRED, &defer_types[3]);
+  one_defer_region (start_async, 'D', 1, &defer_types[0]);
+  one_defer_region (start_async, 'E', 0, &defer_types[2]);
   return arg;
 }
 
@@ -873,7 +877,8 @@ START_TEST (old_abi_same_frame)
 END_TEST
 
 /* The old _defer and _restore forms exist only as compatibility symbols
-   (GLIBC_2.2.5): reach them as an old binary would bind them.  */
+   (the oldest version this architecture has): reach them as an old
+   binary would bind them.  */
 typedef void old_push_defer_fn (struct _pthread_cleanup_buffer *,
                                 void (*) (void *), void *);
 typedef void old_pop_restore_fn (struct _pthread_cleanup_buffer *, int);
@@ -883,9 +888,11 @@ static void *
 old_defer_region (void *arg)
 {
   old_push_defer_fn *push = (old_push_defer_fn *) dlvsym (
-    RTLD_DEFAULT, "_pthread_cleanup_push_defer", "GLIBC_2.2.5");
+    RTLD_DEFAULT, "_pthread_cleanup_push_defer",
+    xp_test_abi_oldest ("_pthread_cleanup_push_defer"));
   old_pop_restore_fn *pop = (old_pop_restore_fn *) dlvsym (
-    RTLD_DEFAULT, "_pthread_cleanup_pop_restore", "GLIBC_2.2.5");
+    RTLD_DEFAULT, "_pthread_cleanup_pop_restore",
+    xp_test_abi_oldest ("_pthread_cleanup_pop_restore"));
   if (push == NULL || pop == NULL)
     return (void *) 0xbad;
   pthread_setcanceltype (PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
@@ -908,7 +915,8 @@ START_TEST (old_abi_defer_restore)
   if (is_xpthread ())
     require_bound_to_xpthread (
       "_pthread_cleanup_push_defer",
-      dlvsym (RTLD_DEFAULT, "_pthread_cleanup_push_defer", "GLIBC_2.2.5"));
+      dlvsym (RTLD_DEFAULT, "_pthread_cleanup_push_defer",
+              xp_test_abi_oldest ("_pthread_cleanup_push_defer")));
 }
 END_TEST
 

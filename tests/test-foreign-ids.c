@@ -206,9 +206,10 @@ static void
 note_handler (int sig, siginfo_t *info, void *context)
 {
   (void) context;
-  __atomic_store_n (&handled_in, (int) syscall (SYS_gettid), __ATOMIC_RELEASE);
+  /* The value first: the main thread reads it once it sees handled_in.  */
   if (info->si_code == SI_QUEUE)
     queued_value = info->si_value.sival_int + sig - SIGUSR1;
+  __atomic_store_n (&handled_in, (int) syscall (SYS_gettid), __ATOMIC_RELEASE);
 }
 
 static void
@@ -234,6 +235,7 @@ START_TEST (signals_reach_the_thread)
       await_handler ();
       ck_assert_int_eq (handled_in, g.tid);
       handled_in = 0;
+      queued_value = 0;
       ck_assert_int_eq (pthread_sigqueue (t, SIGUSR1,
                                           (union sigval) { .sival_int = 41 }), 0);
       await_handler ();

@@ -692,32 +692,18 @@ START_TEST (attr_fields_independent)
 }
 END_TEST
 
-/* An old-ABI name, which <pthread.h> redirects to the POSIX one; fail
-   unless libxpthread provides it.  */
-static void *
-xpthread_symbol (const char *name, const char *version)
-{
-  void *sym = dlvsym (RTLD_DEFAULT, name, version);
-  ck_assert_msg (sym != NULL, "%s@%s is missing", name, version);
-  Dl_info info;
-  ck_assert (dladdr (sym, &info) != 0 && info.dli_fname != NULL);
-  ck_assert_msg (strstr (info.dli_fname, "libxpthread") != NULL,
-                 "%s@%s comes from %s", name, version, info.dli_fname);
-  return sym;
-}
-
 START_TEST (np_names)
 {
   int (*setkind) (pthread_mutexattr_t *, int)
-    = xpthread_symbol ("pthread_mutexattr_setkind_np", "GLIBC_2.2.5");
+    = xp_test_oldest_symbol ("pthread_mutexattr_setkind_np");
   int (*getkind) (const pthread_mutexattr_t *, int *)
-    = xpthread_symbol ("pthread_mutexattr_getkind_np", "GLIBC_2.2.5");
+    = xp_test_oldest_symbol ("pthread_mutexattr_getkind_np");
   int (*setrobust) (pthread_mutexattr_t *, int)
-    = xpthread_symbol ("pthread_mutexattr_setrobust_np", "GLIBC_2.4");
+    = xp_test_oldest_symbol ("pthread_mutexattr_setrobust_np");
   int (*getrobust) (const pthread_mutexattr_t *, int *)
-    = xpthread_symbol ("pthread_mutexattr_getrobust_np", "GLIBC_2.4");
+    = xp_test_oldest_symbol ("pthread_mutexattr_getrobust_np");
   int (*consistent) (pthread_mutex_t *)
-    = xpthread_symbol ("pthread_mutex_consistent_np", "GLIBC_2.4");
+    = xp_test_oldest_symbol ("pthread_mutex_consistent_np");
 
   pthread_mutexattr_t attr;
   int value;
@@ -769,6 +755,7 @@ owner_thread_dies (pthread_mutex_t *m)
 /* Looped over all_types.  */
 START_TEST (robust_owner_thread_dies)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t m;
   init_mutex (&m, all_types[_i], MX_ROBUST);
   owner_thread_dies (&m);
@@ -801,6 +788,7 @@ END_TEST
 
 START_TEST (robust_not_recoverable)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t m;
   init_mutex (&m, PTHREAD_MUTEX_NORMAL, MX_ROBUST);
   owner_thread_dies (&m);
@@ -859,6 +847,7 @@ lock_recover (void *p)
    its owner exits gets EOWNERDEAD, whichever happens first.  */
 START_TEST (robust_waiter_sees_death)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t m;
   init_mutex (&m, PTHREAD_MUTEX_NORMAL, MX_ROBUST);
   struct robust_waiter w = { .m = &m, .result = -1, .consistent = -1,
@@ -883,6 +872,7 @@ END_TEST
    gets EOWNERDEAD.  */
 START_TEST (robust_owner_process_killed)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t *m = map_shared (sizeof *m);
   init_mutex (m, PTHREAD_MUTEX_NORMAL, MX_ROBUST | MX_PSHARED);
   int fds[2];
@@ -940,6 +930,7 @@ all_bytes_are (const void *p, unsigned char byte, size_t size)
    is unlocked, and the list still reports an owner's death.  */
 START_TEST (robust_destroy_held)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t m, neighbour;
   init_mutex (&neighbour, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
   init_mutex (&m, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
@@ -972,6 +963,7 @@ lock_unlock (void *p)
    whose robust list links it, or with a sleeper, who would never wake. */
 START_TEST (robust_destroy_busy)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t m;
   init_mutex (&m, PTHREAD_MUTEX_NORMAL, robust_flavours[_i]);
   struct robust_waiter w = { .m = &m };
@@ -1082,6 +1074,7 @@ lock_all_release_some (void *p)
 
 START_TEST (robust_list_links)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   struct linked l = { .err = -1 };
   for (int i = 0; i < N_LINKED; i++)
     {
@@ -1141,6 +1134,7 @@ wait_for_signal (void *p)
 
 START_TEST (robust_cond_wait_owner_died)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   struct cond_death d = { .wait_result = -1, .consistent = -1,
                           .unlock = -1 };
   bool pshared = _i % 2 == 1;
@@ -1173,6 +1167,7 @@ END_TEST
    is reported when the child exits holding it.  */
 START_TEST (robust_fork_child_list)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   pthread_mutex_t *m = map_shared (2 * sizeof *m);
   init_mutex (&m[0], PTHREAD_MUTEX_NORMAL, MX_ROBUST | MX_PSHARED);
   init_mutex (&m[1], PTHREAD_MUTEX_ERRORCHECK, MX_ROBUST | MX_PSHARED);
@@ -2727,6 +2722,9 @@ START_TEST (pshared_with_glibc_process)
 {
   int type = _i % 2 == 0 ? PTHREAD_MUTEX_NORMAL : PTHREAD_MUTEX_ERRORCHECK;
   int flags = _i >= 4 ? MX_ROBUST : 0;
+  /* glibc will not make a robust mutex without a robust list.  */
+  if (flags & MX_ROBUST)
+    XP_TEST_NEEDS_ROBUST_LIST ();
   struct peer_area p = make_peer_area ();
   if (_i % 4 < 2)
     init_area_here (p.area, type, flags);
@@ -2756,6 +2754,7 @@ END_TEST
    of ours that is killed, and recovered by the glibc peer.  */
 START_TEST (robust_owner_death_with_glibc)
 {
+  XP_TEST_NEEDS_ROBUST_LIST ();
   struct peer_area p = make_peer_area ();
   if (_i == 0)
     {

@@ -401,6 +401,7 @@ check_stack_default (rlim_t limit, size_t expected)
 
 START_TEST (stack_size_follows_rlimit)
 {
+  XP_TEST_SKIP_EMULATED ("RLIMIT_STACK is not applied to the guest");
   size_t page = (size_t) sysconf (_SC_PAGESIZE);
   check_stack_default (4 << 20, 4 << 20);
   size_t odd = (3 << 20) + 1000;
@@ -449,6 +450,7 @@ helper_create_without_memory (void)
 
 START_TEST (create_without_memory_fails)
 {
+  XP_TEST_SKIP_EMULATED ("RLIMIT_AS is not applied to the guest");
   char out[256];
   assert_exited_zero (run_helper ("--create-without-memory", NULL, out,
                                   sizeof out));
@@ -495,7 +497,7 @@ START_TEST (guard_page_stops_overflow)
       pthread_attr_t attr;
       pthread_t t;
       if (pthread_attr_init (&attr) != 0
-          || pthread_attr_setstacksize (&attr, 64 << 10) != 0
+          || pthread_attr_setstacksize (&attr, 256 << 10) != 0
           || pthread_create (&t, &attr, overflow_stack, NULL) != 0)
         _exit (70);
       pthread_join (t, NULL);

@@ -29,7 +29,7 @@ glibc_aio_suspend (void)
   aio_suspend_fn *f = xp_load_acquire (&fn);
   if (f == NULL)
     {
-      f = (aio_suspend_fn *) xp_glibc_function ("aio_suspend", NULL);
+      f = (aio_suspend_fn *) xp_glibc_function ("aio_suspend");
       xp_store_release (&fn, f);
     }
   return f;

@@ -3,7 +3,8 @@
    Interposed because glibc's own cancellation never acts in xpthread's
    threads (points.h).  As glibc 2.36 on x86_64 does:
    - open and openat are openat with O_LARGEFILE, and read their mode
-     argument only with O_CREAT or O_TMPFILE; creat is the creat call;
+     argument only with O_CREAT or O_TMPFILE; creat is the creat call
+     where the kernel has one (openat elsewhere);
    - close is a cancellation point, but once the call was made the
      descriptor is gone, even on EINTR (xp_syscall_cp knows);
    - fcntl is a cancellation point only for the waiting lock commands
@@ -59,7 +60,11 @@ XP_ALIAS_64 (openat64, openat)
 int
 creat (const char *file, mode_t mode)
 {
+#ifdef SYS_creat
   return (int) XP_CP (SYS_creat, file, mode);
+#else
+  return xp_openat_cp (AT_FDCWD, file, O_CREAT | O_WRONLY | O_TRUNC, mode);
+#endif
 }
 XP_EXPORT (creat)
 XP_ALIAS_64 (creat64, creat)

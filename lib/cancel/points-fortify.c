@@ -86,7 +86,7 @@ __poll_chk (struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen)
 {
   if (fdslen / sizeof *fds < nfds)
     __chk_fail ();
-  return (int) XP_CP (SYS_poll, fds, nfds, timeout);
+  return xp_poll_cp (fds, nfds, timeout);
 }
 XP_EXPORT (__poll_chk)
 

@@ -47,7 +47,8 @@ XP_EXPORT (preadv)
 XP_ALIAS_64 (preadv64, preadv)
 
 /* preadv2 and pwritev2: NR_V2 where the kernel has it; else the fallback
-   glibc makes, NR_V for the file position (offset -1), NR_PV otherwise.  */
+   glibc makes, NR_V for the file position (offset -1), NR_PV otherwise,
+   leaving errno at ENOSYS as glibc's failed first call does.  */
 static ssize_t
 vector_v2 (long nr_v2, long nr_v, long nr_pv, int fd,
            const struct iovec *iov, int iovcnt, off_t offset, int flags)
@@ -55,6 +56,7 @@ vector_v2 (long nr_v2, long nr_v, long nr_pv, int fd,
   long r = XP_CP_RAW (nr_v2, fd, iov, iovcnt, XP_LO_HI (offset), flags);
   if (xp_likely (r != -ENOSYS))
     return xp_syscall_ret (r);
+  errno = ENOSYS;
   if (flags != 0)
     {
       errno = ENOTSUP;

@@ -9,7 +9,9 @@
      tv_usec of a second or more carries into tv_sec, and the timeout is
      given back updated with the time not slept, as Linux's select does,
      whatever the result;
-   - epoll_pwait and epoll_pwait2 pass the size of the kernel's mask.  */
+   - epoll_pwait and epoll_pwait2 pass the size of the kernel's mask.
+   Where the kernel lacks poll and epoll_wait (aarch64, riscv64), they are
+   ppoll and epoll_pwait without a mask, as glibc makes them there.  */
 #define _GNU_SOURCE
 #include "points.h"
 #include <stdint.h>
@@ -17,9 +19,21 @@
 #include <sys/select.h>
 
 int
+xp_poll_cp (struct pollfd *fds, nfds_t nfds, int timeout)
+{
+#ifdef SYS_poll
+  return (int) XP_CP (SYS_poll, fds, nfds, timeout);
+#else
+  struct timespec ts = { timeout / 1000, (long) (timeout % 1000) * 1000000 };
+  return (int) XP_CP (SYS_ppoll, fds, nfds, timeout >= 0 ? &ts : NULL, NULL,
+                      XP_KERNEL_SIGSET_SIZE);
+#endif
+}
+
+int
 poll (struct pollfd *fds, nfds_t nfds, int timeout)
 {
-  return (int) XP_CP (SYS_poll, fds, nfds, timeout);
+  return xp_poll_cp (fds, nfds, timeout);
 }
 XP_EXPORT (poll)
 
@@ -113,7 +127,12 @@ XP_EXPORT (pselect)
 int
 epoll_wait (int epfd, struct epoll_event *events, int maxevents, int timeout)
 {
+#ifdef SYS_epoll_wait
   return (int) XP_CP (SYS_epoll_wait, epfd, events, maxevents, timeout);
+#else
+  return (int) XP_CP (SYS_epoll_pwait, epfd, events, maxevents, timeout,
+                      NULL, XP_KERNEL_SIGSET_SIZE);
+#endif
 }
 XP_EXPORT (epoll_wait)
 

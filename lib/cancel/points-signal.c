@@ -2,7 +2,9 @@
 
    Interposed because glibc's own cancellation never acts in xpthread's
    threads (points.h).  As glibc 2.36 does on x86_64:
-   - pause is the pause call, sigsuspend is rt_sigsuspend;
+   - pause is the pause call (where the kernel lacks it, a ppoll on no
+     descriptors without a timeout, which only a signal ends), sigsuspend
+     is rt_sigsuspend;
    - sigtimedwait reports a signal sent with tkill or tgkill (raise,
      pthread_kill) as SI_USER rather than SI_TKILL; sigwaitinfo is
      sigtimedwait without a timeout;
@@ -17,7 +19,11 @@
 int
 pause (void)
 {
+#ifdef SYS_pause
   return (int) XP_CP (SYS_pause);
+#else
+  return (int) XP_CP (SYS_ppoll, NULL, 0, NULL, NULL, XP_KERNEL_SIGSET_SIZE);
+#endif
 }
 XP_EXPORT (pause)
 

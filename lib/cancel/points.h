@@ -64,6 +64,7 @@ xp_open_needs_mode (int flags)
 /* Shared with the _FORTIFY_SOURCE entry points (points-fortify.c).  */
 int xp_openat_cp (int dirfd, const char *file, int flags, mode_t mode)
   XP_HIDDEN;
+int xp_poll_cp (struct pollfd *fds, nfds_t nfds, int timeout) XP_HIDDEN;
 int xp_ppoll_cp (struct pollfd *fds, nfds_t nfds,
                  const struct timespec *timeout, const sigset_t *sigmask)
   XP_HIDDEN;

@@ -85,7 +85,7 @@ glibc_own (void **cache, const char *name)
   if (xp_unlikely (f == NULL))
     {
       int saved = errno;
-      f = xp_glibc_function (name, NULL);
+      f = xp_glibc_function (name);
       errno = saved;
       xp_store_release (cache, f);
     }

@@ -25,10 +25,6 @@
 #define CLOSE_CYCLES 1000
 #define READING_TRIES 16
 
-static uint64_t cycles_base, ns_base;
-/* Nanoseconds per cycle, times 2^32; 0: read CLOCK_MONOTONIC.  */
-static uint64_t ns_per_cycle_32;
-
 static uint64_t
 monotonic_ns (void)
 {
@@ -38,6 +34,10 @@ monotonic_ns (void)
 }
 
 #ifdef XP_CPU_HAS_CYCLES
+static uint64_t cycles_base, ns_base;
+/* Nanoseconds per cycle, times 2^32; 0: read CLOCK_MONOTONIC.  */
+static uint64_t ns_per_cycle_32;
+
 /* Both clocks at one moment: the monotonic clock, and the counter half
    way between a read before it and one after, from the try where the
    two reads were closest (the thread may lose its CPU in between).  */

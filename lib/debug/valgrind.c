@@ -130,7 +130,7 @@ rebind_object (struct dl_phdr_info *obj, size_t size, void *data)
             bool ro = slot >= relro && slot < relro_end;
             if (ro)
               mprotect (page, 4096, PROT_READ | PROT_WRITE);
-            *(void **) slot = xp_glibc_function (name, NULL);
+            *(void **) slot = xp_glibc_function (name);
             if (ro)
               mprotect (page, 4096, PROT_READ);
           }

@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* Only where glibc's port is that old (x86_64, not aarch64 or riscv64). */
+#ifdef XP_OLD_VERSION_xp_cond_init_old
+
 static pthread_cond_t *
 real_cond (pthread_cond_t *old)
 {
@@ -87,3 +90,5 @@ xp_cond_timedwait_old (pthread_cond_t *old, pthread_mutex_t *m,
   return real == NULL ? ENOMEM : xp_cond_timedwait (real, m, abstime);
 }
 XP_EXPORT_OLD (xp_cond_timedwait_old)
+
+#endif

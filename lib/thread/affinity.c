@@ -48,6 +48,7 @@ pthread_getaffinity_np (pthread_t thread, size_t size, cpu_set_t *cpuset)
 }
 XP_EXPORT (pthread_getaffinity_np)
 
+#ifdef XP_OLD_VERSION_xp_getaffinity_old
 /* The GLIBC_2.3.3 interface had no size: a cpu_set_t was the whole set.  */
 int
 xp_setaffinity_old (pthread_t thread, const cpu_set_t *cpuset)
@@ -62,3 +63,4 @@ xp_getaffinity_old (pthread_t thread, cpu_set_t *cpuset)
   return pthread_getaffinity_np (thread, sizeof *cpuset, cpuset);
 }
 XP_EXPORT_OLD (xp_getaffinity_old)
+#endif

@@ -327,6 +327,7 @@ pthread_attr_getaffinity_np (const pthread_attr_t *attr, size_t size,
 }
 XP_EXPORT (pthread_attr_getaffinity_np)
 
+#ifdef XP_OLD_VERSION_xp_attr_setaffinity_old
 /* The GLIBC_2.3.3 interface had no size: a cpu_set_t was the whole set.  */
 int
 xp_attr_getaffinity_old (const pthread_attr_t *attr, cpu_set_t *cpuset)
@@ -341,6 +342,7 @@ xp_attr_setaffinity_old (pthread_attr_t *attr, const cpu_set_t *cpuset)
   return pthread_attr_setaffinity_np (attr, sizeof *cpuset, cpuset);
 }
 XP_EXPORT_OLD (xp_attr_setaffinity_old)
+#endif
 
 /* A new thread must be able to receive the reserved signals, so they are
    dropped from the mask here, as pthread_sigmask would drop them.  */

@@ -68,6 +68,7 @@ pthread_kill_other_threads_np (void)
 }
 XP_EXPORT (pthread_kill_other_threads_np)
 
+#ifdef XP_VERSIONS_pthread_atfork
 /* Only old binaries reach this: programs get pthread_atfork statically
    from glibc's nonshared archive, which passes their DSO handle.  The old
    exported version registered without one, so its handlers stay when the
@@ -79,6 +80,7 @@ pthread_atfork (void (*prepare) (void), void (*parent) (void),
   return xp_glibc_register_atfork (prepare, parent, child, NULL);
 }
 XP_EXPORT (pthread_atfork)
+#endif
 
 /* The smallest stack size that leaves a thread PTHREAD_STACK_MIN of real
    stack, by glibc's formula: a guard page and the static TLS and TCB,

@@ -60,12 +60,14 @@ pthread_kill (pthread_t thread, int sig)
 }
 XP_EXPORT (pthread_kill)
 
+#ifdef XP_OLD_VERSION_xp_kill_old
 int
 xp_kill_old (pthread_t thread, int sig)
 {
   return send_signal (thread, sig, ESRCH);
 }
 XP_EXPORT_OLD (xp_kill_old)
+#endif
 
 int
 pthread_sigqueue (pthread_t thread, int sig, const union sigval value)

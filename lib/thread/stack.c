@@ -66,15 +66,15 @@ meta_size (void)
                    + xp_compat_tls_reserve () + align, xp_page_size ());
 }
 
-/* Place the TCB at the top of the block and the descriptor below the
-   static TLS area.  */
+/* Place the thread pointer as high as the TCB and static TLS above it
+   allow, and our descriptor below everything glibc keeps per thread.  */
 static struct xp_thread *
 layout_block (char *base, size_t size)
 {
   size_t align = xp_compat_tls_align ();
   uintptr_t top = (uintptr_t) base + size;
-  uintptr_t tp = (top - xp_compat_tcb_size ()) & ~(uintptr_t) (align - 1);
-  uintptr_t tls_low = tp + xp_compat_tcb_size () - xp_compat_tls_reserve ();
+  uintptr_t tp = (top - xp_compat_tls_above ()) & ~(uintptr_t) (align - 1);
+  uintptr_t tls_low = tp + xp_compat_tls_above () - xp_compat_tls_reserve ();
   uintptr_t desc = (tls_low - sizeof (struct xp_thread))
                    & ~(uintptr_t) (XP_DESCRIPTOR_ALIGN - 1);
   struct xp_thread *t = (struct xp_thread *) desc;
