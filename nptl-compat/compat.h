@@ -71,9 +71,13 @@ xp_compat_single_threaded (void)
   return __libc_single_threaded != 0;
 }
 
-/* Discover and validate glibc's layout and choose the mode (environment
-   XPTHREAD_MODE=raw|hosted|auto).  Called once from the constructor.  */
+/* Find what every mode needs of glibc (its thread functions, the tid and
+   cpu words, the condition variable layout).  Then choose the mode
+   (environment XPTHREAD_MODE=raw|hosted|auto), validating glibc's layout
+   for raw mode; under valgrind, hosted.  Each called once, in this
+   order, from the constructor.  */
 void xp_compat_init (void) XP_HIDDEN;
+void xp_compat_choose_mode (bool under_valgrind) XP_HIDDEN;
 
 /* Before the first thread: let glibc put itself in multi-threaded mode.
    0, or the error of glibc's pthread_create (tried again next call).  */

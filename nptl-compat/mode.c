@@ -7,7 +7,6 @@
 #include "glibc-cond.h"
 #include "glibc-threads.h"
 #include "layout.h"
-#include "lock-hooks.h"
 #include "fork-locks.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,14 +21,14 @@ ptrdiff_t xp_compat_cpu_id_offset;
 ptrdiff_t xp_compat_tid_offset;
 
 static enum xp_mode
-requested_mode (const char **why)
+requested_mode (bool under_valgrind, const char **why)
 {
   /* valgrind follows threads that glibc starts, their stacks and TLS,
      and helgrind and DRD know glibc's thread creation; a raw thread's
      stack and TCB are foreign to them (memcheck reports its own frames
      as invalid), so under valgrind threads start hosted, whatever
      XPTHREAD_MODE asks.  */
-  if (xp_lock_hooks_init ())
+  if (under_valgrind)
     {
       *why = "running under valgrind";
       return XP_MODE_HOSTED;
@@ -50,13 +49,18 @@ requested_mode (const char **why)
 void
 xp_compat_init (void)
 {
-  const char *why = NULL;
   xp_glibc_threads_init ();
   xp_compat_cpu_id_offset = xp_layout_cpu_id_offset ();
   xp_compat_tid_offset = xp_layout_tid_offset ();
   xp_layout_find_pointer_guard ();
   xp_glibc_cond_find ();
-  enum xp_mode mode = requested_mode (&why);
+}
+
+void
+xp_compat_choose_mode (bool under_valgrind)
+{
+  const char *why = NULL;
+  enum xp_mode mode = requested_mode (under_valgrind, &why);
   if (mode == XP_MODE_RAW)
     {
       why = xp_layout_discover ();

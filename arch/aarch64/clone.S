@@ -1,14 +1,7 @@
-/* xp_arch_clone: start a kernel thread running fn(arg) on a new stack.
-
-   long xp_arch_clone (unsigned long flags, void *stack_top, int *parent_tid,
-                       int *child_tid, void *tls,
-                       long (*fn) (void *), void *arg);
-
-   Returns the child's tid (or -errno) in the parent.  The child never
-   returns: it runs fn(arg) and then exits with fn's result.  The kernel
-   keeps every register but x0 across the call and the child starts with
-   the parent's registers on the new stack, so fn and arg ride in x10 and
-   x11.  aarch64's clone takes the tls before child_tid.  */
+/* xp_arch_clone (arch/generic/xp-clone.h) on aarch64.  The kernel keeps
+   every register but x0 and the child starts with the parent's registers
+   on the new stack, so fn and arg ride in x10 and x11.  aarch64's clone
+   takes the tls before child_tid.  */
 
         .text
         .globl  xp_arch_clone

@@ -1,23 +1,8 @@
-/* The cancellable system call and the signal return trampoline.
+/* The cancellable system call (its window: lib/internal/cancel.h) and
+   the signal return trampoline, on aarch64: the number moves to x8 and
+   the arguments down one register.  */
 
-   long xp_arch_syscall_cp (const unsigned *cancel_word, long nr,
-                            long a1, long a2, long a3, long a4, long a5,
-                            long a6);
-
-   Everything from xp_arch_cp_begin up to and including the svc
-   instruction is the window in which a cancel may still act: the system
-   call has not taken effect.  The cancel signal handler looks at the
-   interrupted pc: inside the window, it sends the thread to
-   xp_arch_cp_cancel instead of letting it continue.  A blocked call the
-   kernel restarts (the handler has SA_RESTART) is rewound to the svc, so
-   it counts as inside; a call that has returned is at xp_arch_cp_end or
-   past it and keeps its result.  The window touches neither the stack nor
-   x19-x30, so xp_arch_cp_cancel finds the frame exactly as at entry and
-   can tail-call C.  */
-
-#define CANCEL_DISABLED 1
-#define CANCEL_REQUESTED 4
-#define CANCEL_EXITING 16
+#include "cancel-bits.h"
 
         .text
         .globl  xp_arch_syscall_cp
@@ -34,9 +19,9 @@ xp_arch_syscall_cp:
         .cfi_startproc
 xp_arch_cp_begin:
         ldr     w9, [x0]
-        mov     w10, #(CANCEL_DISABLED | CANCEL_REQUESTED | CANCEL_EXITING)
+        mov     w10, #(XP_CANCEL_DISABLED | XP_CANCEL_REQUESTED | XP_CANCEL_EXITING)
         and     w9, w9, w10
-        cmp     w9, #CANCEL_REQUESTED
+        cmp     w9, #XP_CANCEL_REQUESTED
         b.eq    xp_arch_cp_cancel
         mov     x8, x1                  /* nr */
         mov     x0, x2

@@ -1,14 +1,7 @@
-/* xp_arch_clone: start a kernel thread running fn(arg) on a new stack.
-
-   long xp_arch_clone (unsigned long flags, void *stack_top, int *parent_tid,
-                       int *child_tid, void *tls,
-                       long (*fn) (void *), void *arg);
-
-   Returns the child's tid (or -errno) in the parent.  The child never
-   returns: it runs fn(arg) and then exits with fn's result.  The kernel
-   keeps every register but a0 across the call and the child starts with
-   the parent's registers on the new stack, so fn and arg ride in t1 and
-   t2.  riscv64's clone takes the tls before child_tid.  */
+/* xp_arch_clone (arch/generic/xp-clone.h) on riscv64.  The kernel keeps
+   every register but a0 and the child starts with the parent's registers
+   on the new stack, so fn and arg ride in t1 and t2.  riscv64's clone
+   takes the tls before child_tid.  */
 
         .text
         .globl  xp_arch_clone

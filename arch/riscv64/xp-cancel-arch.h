@@ -54,27 +54,7 @@ xp_arch_context_interrupt_futex_wait (void *context)
   return true;
 }
 
-/* The kernel's struct sigaction on riscv64: no restorer field.  */
-struct xp_kernel_sigaction
-{
-  void (*handler) (int, siginfo_t *, void *);
-  unsigned long flags;
-  unsigned long mask;
-};
-
-/* Install handler for sig with the kernel call; no signal is blocked
-   while it runs except sig itself.  */
-static inline void
-xp_arch_set_signal_handler (int sig, void (*handler) (int, siginfo_t *,
-                                                      void *),
-                            unsigned long flags)
-{
-  struct xp_kernel_sigaction sa = {
-    .handler = handler,
-    .flags = flags,
-    .mask = 0,
-  };
-  xp_syscall4 (SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
-}
+/* No restorer: the kernel returns from handlers through its vDSO.  */
+#include <xp-sigaction.h>
 
 #endif

@@ -1,13 +1,6 @@
-/* xp_arch_clone: start a kernel thread running fn(arg) on a new stack.
-
-   long xp_arch_clone (unsigned long flags, void *stack_top, int *parent_tid,
-                       int *child_tid, void *tls,
-                       long (*fn) (void *), void *arg);
-
-   Returns the child's tid (or -errno) in the parent.  The child never
-   returns: it runs fn(arg) and then exits with fn's result.  fn and arg are
-   kept in callee-saved registers across the system call because the child
-   starts with the parent's register file but a fresh stack.  */
+/* xp_arch_clone (arch/generic/xp-clone.h) on x86_64.  fn and arg are
+   kept in callee-saved registers across the system call because the
+   child starts with the parent's register file but a fresh stack.  */
 
         .text
         .globl  xp_arch_clone

@@ -1,23 +1,11 @@
-/* The cancellable system call and the signal return trampoline.
+/* The cancellable system call (its window: lib/internal/cancel.h) and
+   the signal return trampoline, on x86_64.
 
    long xp_arch_syscall_cp (const unsigned *cancel_word, long nr,
                             long a1, long a2, long a3, long a4, long a5,
-                            long a6);
+                            long a6);  */
 
-   Everything from xp_arch_cp_begin up to and including the syscall
-   instruction is the window in which a cancel may still act: the system
-   call has not taken effect.  The cancel signal handler looks at the
-   interrupted instruction pointer: inside the window, it sends the thread
-   to xp_arch_cp_cancel instead of letting it continue.  A blocked call the
-   kernel restarts (the handler has SA_RESTART) is rewound to the syscall
-   instruction, so it counts as inside; a call that has returned is past
-   xp_arch_cp_end and keeps its result.  The window touches neither the
-   stack nor callee-saved registers, so xp_arch_cp_cancel finds the frame
-   exactly as at entry and can tail-call C.  */
-
-#define CANCEL_DISABLED 1
-#define CANCEL_REQUESTED 4
-#define CANCEL_EXITING 16
+#include "cancel-bits.h"
 
         .text
         .globl  xp_arch_syscall_cp
@@ -33,8 +21,8 @@ xp_arch_syscall_cp:
         .cfi_startproc
 xp_arch_cp_begin:
         movl    (%rdi), %eax
-        andl    $(CANCEL_DISABLED | CANCEL_REQUESTED | CANCEL_EXITING), %eax
-        cmpl    $CANCEL_REQUESTED, %eax
+        andl    $(XP_CANCEL_DISABLED | XP_CANCEL_REQUESTED | XP_CANCEL_EXITING), %eax
+        cmpl    $XP_CANCEL_REQUESTED, %eax
         je      xp_arch_cp_cancel
         movq    %rsi, %rax              /* nr */
         movq    %rdx, %rdi

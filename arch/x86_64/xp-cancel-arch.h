@@ -45,33 +45,10 @@ xp_arch_context_interrupt_futex_wait (void *context)
   return true;
 }
 
-/* The kernel's struct sigaction on x86_64, which requires a restorer.  */
-struct xp_kernel_sigaction
-{
-  void (*handler) (int, siginfo_t *, void *);
-  unsigned long flags;
-  void (*restorer) (void);
-  unsigned long mask;
-};
-
-#define XP_SA_RESTORER 0x04000000
-
+/* The kernel takes our signal return trampoline (xp_arch_sigreturn,
+   syscall-cp.S), which unwinders recognise by its instructions.  */
+#define XP_ARCH_SA_RESTORER 0x04000000
 void xp_arch_sigreturn (void) __attribute__ ((visibility ("hidden")));
-
-/* Install handler for sig with the kernel call; no signal is blocked
-   while it runs except sig itself.  */
-static inline void
-xp_arch_set_signal_handler (int sig, void (*handler) (int, siginfo_t *,
-                                                      void *),
-                            unsigned long flags)
-{
-  struct xp_kernel_sigaction sa = {
-    .handler = handler,
-    .flags = flags | XP_SA_RESTORER,
-    .restorer = xp_arch_sigreturn,
-    .mask = 0,
-  };
-  xp_syscall4 (SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
-}
+#include <xp-sigaction.h>
 
 #endif

@@ -3,12 +3,6 @@
 #ifndef XP_ARCH_THREAD_POINTER_H
 #define XP_ARCH_THREAD_POINTER_H
 
-/* x86_64 places static TLS below the thread pointer (TLS variant II).  */
-#define XP_TLS_VARIANT_II 1
-
-/* The stack grows down; the clone trampoline wants 16-byte alignment.  */
-#define XP_STACK_ALIGN 16
-
 static inline void *
 xp_thread_pointer (void)
 {

@@ -151,17 +151,9 @@ void
 xp_unwind_and_exit (void *result)
 {
   struct xp_thread *self = xp_self ();
-  xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
-  self->result = result;
+  xp_cancel_set_exiting (self, result);
   unwind_from_here (self);
 }
-
-void
-pthread_exit (void *retval)
-{
-  xp_unwind_and_exit (retval);
-}
-XP_EXPORT (pthread_exit)
 
 /* The cleanup ABI of <pthread.h> (glibc 2.3.3 and later).  */
 

@@ -21,8 +21,8 @@ extern int xp_lock_hooks XP_HIDDEN;
 extern int xp_sync_hooks XP_HIDDEN;
 
 /* Finds the observers; true when the process runs under valgrind.
-   Called once, by the mode choice (nptl-compat/mode.c), before any
-   thread.  */
+   Called once, by the library's constructor (lib/thread/init.c), before
+   any thread and before the mode is chosen.  */
 bool xp_lock_hooks_init (void) XP_HIDDEN;
 /* Its answer, for the spin policy: valgrind runs the threads one at a
    time.  */

@@ -79,11 +79,23 @@ read_counts (struct dl_phdr_info *info, size_t size, void *arg)
   return 1;
 }
 
+/* Every dl_iterate_phdr of ours runs under the objects' lock, which a
+   fork takes first: glibc's child does not reset the lock
+   dl_iterate_phdr holds, and a fork that cut one of ours short would
+   leave the child's next look hanging.  A thread that does not get the
+   lock soon (a signal handler whose thread holds it) answers a
+   generation nobody has seen, which costs a name looked up again.  */
+#define GENERATION_PATIENCE_MS 10
+
 unsigned long long
 xp_objects_generation (void)
 {
+  static unsigned long long unseen = 1ull << 63;
+  if (!xp_lock_within (&objects_lock, GENERATION_PATIENCE_MS))
+    return xp_fetch_add (&unseen, 1);
   unsigned long long counts[2] = { 0, 0 };
   dl_iterate_phdr (read_counts, counts);
+  xp_unlock (&objects_lock);
   return counts[0] + (counts[1] << 32);
 }
 

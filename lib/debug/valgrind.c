@@ -23,9 +23,11 @@
 
 #if HAVE_VALGRIND_HELGRIND_H
 #include "compat.h"
+#include <xp-elf-arch.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <valgrind/helgrind.h>
 
 /* drd.h's first request, which answers the thread's number under DRD
@@ -116,9 +118,10 @@ rebind_object (struct dl_phdr_info *obj, size_t size, void *data)
       strtab = (const void *) dynamic_address (obj, dyn->d_un.d_ptr);
   if (rela == NULL || symtab == NULL || strtab == NULL)
     return 1;
+  uintptr_t page_size = (uintptr_t) sysconf (_SC_PAGESIZE);
   for (size_t r = 0; r < relsz / sizeof *rela; r++)
     {
-      if (ELF64_R_TYPE (rela[r].r_info) != R_X86_64_JUMP_SLOT)
+      if (ELF64_R_TYPE (rela[r].r_info) != XP_ARCH_JUMP_SLOT)
         continue;
       const char *name = strtab + symtab[ELF64_R_SYM (rela[r].r_info)].st_name;
       for (size_t c = 0; c < want->count; c++)
@@ -126,13 +129,13 @@ rebind_object (struct dl_phdr_info *obj, size_t size, void *data)
           {
             uintptr_t slot = obj->dlpi_addr + rela[r].r_offset;
             /* Bound at load time (-z now), the slots are read-only.  */
-            void *page = (void *) (slot & -(uintptr_t) 4096);
+            void *page = (void *) (slot & -(uintptr_t) page_size);
             bool ro = slot >= relro && slot < relro_end;
             if (ro)
-              mprotect (page, 4096, PROT_READ | PROT_WRITE);
+              mprotect (page, page_size, PROT_READ | PROT_WRITE);
             *(void **) slot = xp_glibc_function (name);
             if (ro)
-              mprotect (page, 4096, PROT_READ);
+              mprotect (page, page_size, PROT_READ);
           }
     }
   return 1;

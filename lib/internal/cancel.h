@@ -7,17 +7,12 @@
 #ifndef XP_INTERNAL_CANCEL_H
 #define XP_INTERNAL_CANCEL_H
 
+#include "cancel-bits.h"
 #include "common.h"
 #include "thread.h"
 #include <errno.h>
 #include <time.h>
 
-#define XP_CANCEL_DISABLED 1u   /* PTHREAD_CANCEL_DISABLE */
-#define XP_CANCEL_ASYNC 2u      /* PTHREAD_CANCEL_ASYNCHRONOUS */
-#define XP_CANCEL_REQUESTED 4u  /* pthread_cancel was called */
-/* The thread is exiting (pthread_exit or an acted cancel): no further
-   cancel acts.  */
-#define XP_CANCEL_EXITING 16u
 
 /* A cancel acts when it is requested, enabled, and the thread is not
    already on its way out.  */
@@ -26,6 +21,14 @@ xp_cancel_due (unsigned word)
 {
   return (word & (XP_CANCEL_DISABLED | XP_CANCEL_REQUESTED
                   | XP_CANCEL_EXITING)) == XP_CANCEL_REQUESTED;
+}
+
+/* SELF is on its way out with RESULT: from now on no cancel acts.  */
+static inline void
+xp_cancel_set_exiting (struct xp_thread *self, void *result)
+{
+  xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
+  self->result = result;
 }
 
 /* Act on the calling thread's pending cancel: unwind with PTHREAD_CANCELED
@@ -76,7 +79,19 @@ xp_cancel_resume (unsigned held)
 
    Inline, because every interposed read and write goes through it: the
    common path is a load of the thread's cancel word and the system call
-   (arch/<arch>/syscall-cp.S), with no further call or page touched.  */
+   (arch/<arch>/syscall-cp.S), with no further call or page touched.
+
+   In each architecture's xp_arch_syscall_cp, everything from
+   xp_arch_cp_begin up to and including the system call instruction is
+   the window in which a cancel may still act: the call has not taken
+   effect.  The cancel signal handler looks at the interrupted pc: inside
+   the window, it sends the thread to xp_arch_cp_cancel instead.  A
+   blocked call the kernel restarts (the handler has SA_RESTART) is rewound
+   to the system call instruction, so it counts as inside; a call that has
+   returned is at xp_arch_cp_end or past it and keeps its result.  The
+   window touches neither the stack nor the callee-saved registers, so
+   xp_arch_cp_cancel finds the frame exactly as at entry and can tail-call
+   C.  */
 long xp_arch_syscall_cp (const unsigned *word, long nr, long a1, long a2,
                          long a3, long a4, long a5, long a6) XP_HIDDEN;
 /* The call failed with EINTR: act if a cancel interrupted it.  */

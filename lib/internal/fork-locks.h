@@ -43,8 +43,10 @@
      its holder calls libdw and malloc.  Nobody waits for it longer than
      a second, nor while holding it.
    - objects: the loaded objects (lib/debug/objects.c), taken inside
-     lockdep's and the profiler's locks; its holder calls only
-     dl_iterate_phdr, mmap and the unwinder.
+     lockdep's and the profiler's locks and by threads naming a report's
+     sites; its holder calls only dl_iterate_phdr, mmap and the unwinder.
+     Every dl_iterate_phdr of the tools runs under it (or under sym):
+     glibc's child does not reset the lock dl_iterate_phdr takes.
    - arena: the lock debugging tools' memory (lib/debug/arena.c), taken
      inside the three above; its holder calls only mmap.
    - thread_list: taken with glibc's thread list lock held (create_raw)

@@ -18,6 +18,7 @@
    the entry points that take an ID hand glibc's handles to glibc's own
    functions (xp_thread_of).  */
 #define _GNU_SOURCE
+#include "attr.h"
 #include "compat.h"
 #include "lock-hooks.h"
 #include "sched-util.h"
@@ -40,7 +41,7 @@ static bool have_release_key;
 static size_t
 descriptor_map_size (void)
 {
-  size_t page = 4096;
+  size_t page = xp_page_size ();
   return (sizeof (struct xp_thread) + page - 1) & ~(page - 1);
 }
 

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "cancel.h"
 #include "compat.h"
+#include "export.h"
 #include "lock-hooks.h"
 #include "stack.h"
 #include "thread.h"
@@ -115,8 +116,7 @@ exit_raw (struct xp_thread *self)
 static struct xp_thread *
 leave (struct xp_thread *self, void *result)
 {
-  xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
-  self->result = result;
+  xp_cancel_set_exiting (self, result);
   xp_compat_call_tls_dtors ();
   xp_tsd_run_destructors (self);
   xp_hook_thread_exit (self, (xp_load_acquire (&self->join_state)
@@ -148,10 +148,19 @@ xp_exit_main (struct xp_thread *self, void *result)
 void
 xp_exit_adopted (struct xp_thread *self, void *result)
 {
-  xp_fetch_or (&self->cancel, XP_CANCEL_EXITING);
-  self->result = result;
+  xp_cancel_set_exiting (self, result);
   xp_hosted_exit (result);
 }
+
+/* The public exit: the stack is unwound first, running cleanup handlers
+   and destructors (lib/cancel/unwind.c), then xp_thread_exit ends the
+   thread.  */
+void
+pthread_exit (void *retval)
+{
+  xp_unwind_and_exit (retval);
+}
+XP_EXPORT (pthread_exit)
 
 void
 xp_thread_exit (void *result)

@@ -12,6 +12,7 @@
 #include "away.h"
 #include "compat.h"
 #include "fork-locks.h"
+#include "lock-hooks.h"
 #include "report-fd.h"
 #include "robust-list.h"
 #include "spin-policy.h"
@@ -63,6 +64,7 @@ xp_init (void)
   /* First: what standard error is, before anything reports.  */
   xp_report_fd_init ();
   xp_compat_init ();
+  xp_compat_choose_mode (xp_lock_hooks_init ());
   xp_spin_policy_init ();
   xp_default_attr_init ();
   xp_adopt_init ();
